@@ -1,0 +1,299 @@
+"""Compiled BSGD steps: Pegasos on a budget with merging (Glasmachers & Qaadan, Alg. 1).
+
+Model and scaling
+-----------------
+Primal objective (paper eq. 1, no offset b):
+
+    P(w) = lambda/2 ||w||^2 + 1/n sum_i max(0, 1 - y_i <w, phi(x_i)>),
+
+SGD step t (t = 1, 2, ...) on a uniformly drawn example i with eta_t = 1/(lambda t):
+
+    w <- (1 - 1/t) w + [y_i <w, phi(x_i)> < 1] * y_i/(lambda t) * phi(x_i).
+
+With w = sum_j alpha_j phi(sv_j), store beta_j = lambda * t * alpha_j instead:
+the shrink factor (1 - 1/t) = (t-1)/t is then absorbed exactly, no coefficient
+is rescaled, and a margin violation adds a support vector with beta = y_i.
+The margin before step t is f(x_i) = sum_j beta_j k(sv_j, x_i) / (lambda (t-1)).
+Merging is linear in the coefficients, so it works on beta unchanged (every
+weight degradation is scaled by the same (lambda t)^2, which does not change
+which pair is best).
+
+Storage
+-------
+Support vectors are kept feature-major, ``svt[f, j]`` (n_features x budget+1),
+so the B dot products of one step are contiguous axpy loops over j, for a
+dense row (n_features axpys) or a sparse CSR row (nnz axpys).  Squared norms
+are cached, ||x - sv||^2 = ||x||^2 + ||sv||^2 - 2 x.sv.
+
+Budget maintenance (Alg. 1, corrected)
+--------------------------------------
+When B+1 support vectors exist: take a = argmin |beta_j| (ties go to the newest
+vector, whose kernel row the margin computation has just evaluated, so no
+kernel value is computed twice); for each b of the same sign,
+m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
+(beta_a + beta_b)^2 wd(m, kappa); merge the best pair into
+z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
+shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
+
+Counters
+--------
+``stats`` (int64) and ``timers`` (int64 cycle counts) accumulate across calls;
+index constants below.  Section A is the time spent computing wd (and h) of
+all candidate pairs, section B the rest of budget maintenance (finding the
+smallest coefficient, the kernel row, building z): Fig. 3 of the paper.
+``diag`` != 0 additionally solves every merge event with GSS, Lookup-h,
+Lookup-WD and GSS-precise side by side (Table 3), without changing the
+training path, which follows ``method``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._cycles import read_cycle_counter
+from .._options import JIT_OPTIONS
+from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
+                              s_at, wd_at)
+
+MERGE = 0
+REMOVE = 1
+
+# stats indices
+ST_STEPS = 0          # SGD steps taken
+ST_ADDED = 1          # margin violations (support vectors added)
+ST_MAINTENANCE = 2    # budget maintenance events
+ST_MERGES = 3         # events resolved by a merge (the rest removed a vector)
+ST_DIAG_EVENTS = 4    # diagnostic: merge events compared
+ST_DIAG_EQUAL_GSS_WD = 5   # GSS and Lookup-WD made the same decision
+ST_DIAG_EQUAL_GSS_H = 6    # GSS and Lookup-h made the same decision
+N_STATS = 7
+
+# timers indices (cycle counts)
+TM_TOTAL = 0          # whole kernel call
+TM_MAINTENANCE = 1    # all budget maintenance
+TM_SECTION_A = 2      # computing wd / h of the candidates
+N_TIMERS = 3
+
+# diag_sums indices: sum over events of the degradation each method's decision incurs
+DG_GSS = 0
+DG_LOOKUP_H = 1
+DG_LOOKUP_WD = 2
+DG_GSS_PRECISE = 3
+N_DIAG = 4
+
+
+@njit(**JIT_OPTIONS)
+def _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, out):
+    """out[j] = <x_i, sv_j> for j < n_sv, x_i a dense row of X or a CSR row."""
+    for j in range(n_sv):
+        out[j] = 0.0
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            col = svt[indices[p]]
+            for j in range(n_sv):
+                out[j] += v * col[j]
+    else:
+        for f in range(X.shape[1]):
+            v = X[i, f]
+            if v != 0.0:
+                col = svt[f]
+                for j in range(n_sv):
+                    out[j] += v * col[j]
+
+
+@njit(**JIT_OPTIONS)
+def _store_row(X, data, indices, indptr, is_sparse, i, svt, slot):
+    """svt[:, slot] = x_i."""
+    for f in range(svt.shape[0]):
+        svt[f, slot] = 0.0
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            svt[indices[p], slot] = data[p]
+    else:
+        for f in range(X.shape[1]):
+            svt[f, slot] = X[i, f]
+
+
+@njit(**JIT_OPTIONS)
+def _rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out):
+    """out[j] = exp(-gamma max(0, ||x||^2 + ||sv_j||^2 - 2 dots[j]))."""
+    for j in range(n_sv):
+        d2 = sq_x + sv_sq[j] - 2.0 * dots[j]
+        out[j] = math.exp(-gamma * max(d2, 0.0))
+
+
+@njit(**JIT_OPTIONS)
+def _delete_slot(svt, sv_sq, beta, n_sv, slot):
+    """Remove support vector ``slot`` by moving the last one into it; returns n_sv - 1."""
+    last = n_sv - 1
+    if slot != last:
+        for f in range(svt.shape[0]):
+            svt[f, slot] = svt[f, last]
+        sv_sq[slot] = sv_sq[last]
+        beta[slot] = beta[last]
+    return last
+
+
+@njit(**JIT_OPTIONS)
+def _argmin_abs(beta, n_sv):
+    """Index of the smallest |beta_j|; ties go to the newest (highest) index."""
+    best = n_sv - 1
+    best_val = abs(beta[best])
+    for j in range(n_sv - 1):
+        v = abs(beta[j])
+        if v < best_val:
+            best, best_val = j, v
+    return best
+
+
+@njit(**JIT_OPTIONS)
+def _same_decision(j0, w0, j1, w1):
+    """Same partner, or the same degradation (a duplicate point: an equivalent merge)."""
+    return j0 == j1 or abs(w0 - w1) <= 1e-9 * max(w0, w1)
+
+
+@njit(**JIT_OPTIONS)
+def _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_sums):
+    """Table 3: decisions of GSS, Lookup-h, Lookup-WD and GSS-precise on one event.
+
+    Accumulates, per method, the squared weight degradation its decision
+    actually incurs (the chosen pair merged at the method's h), so that
+    sum(method) / sum(GSS-precise) is the factor by which the method's
+    degradation exceeds the precise optimum.
+    """
+    best = np.full(4, -1)
+    best_wd = np.full(4, np.inf)     # each method's own ranking value
+    incurred = np.zeros(4)           # true degradation of each method's choice
+    for j in range(n_sv):
+        if j == a or beta[j] * beta[a] <= 0.0:
+            continue
+        m, kappa = m_row[j], kappa_row[j]
+        scale = (beta[a] + beta[j]) ** 2
+        for k, method in enumerate((GSS, LOOKUP_H, LOOKUP_WD, GSS_PRECISE)):
+            w = scale * candidate_wd(method, m, kappa, table_h, table_wd)
+            if w < best_wd[k]:
+                best_wd[k] = w
+                best[k] = j
+                incurred[k] = scale * wd_at(merge_h(method, m, kappa, table_h), m, kappa)
+    if best[3] < 0:
+        return
+    stats[ST_DIAG_EVENTS] += 1
+    if _same_decision(best[0], incurred[0], best[2], incurred[2]):
+        stats[ST_DIAG_EQUAL_GSS_WD] += 1
+    if _same_decision(best[0], incurred[0], best[1], incurred[1]):
+        stats[ST_DIAG_EQUAL_GSS_H] += 1
+    for k in range(4):
+        diag_sums[k] += incurred[k]
+
+
+@njit(**JIT_OPTIONS)
+def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
+              table_h, table_wd, kappa_row, m_row, wd_row, dots, stats, timers, diag_sums):
+    """Reduce n_sv = B+1 support vectors to B (Alg. 1); returns the new n_sv."""
+    t_start = read_cycle_counter()
+    stats[ST_MAINTENANCE] += 1
+    a = _argmin_abs(beta, n_sv)
+    if maintenance == REMOVE or beta[a] == 0.0:
+        n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+        timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
+        return n_sv
+    # kernel row of sv_a: reuse the margin computation's row when a is the new vector
+    if a == n_sv - 1:
+        for j in range(n_sv - 1):
+            kappa_row[j] = kvals[j]
+    else:
+        for j in range(n_sv):
+            dots[j] = 0.0
+        for f in range(svt.shape[0]):
+            v = svt[f, a]
+            if v != 0.0:
+                col = svt[f]
+                for j in range(n_sv):
+                    dots[j] += v * col[j]
+        _rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kappa_row)
+    kappa_row[a] = 1.0
+    for j in range(n_sv):
+        m_row[j] = beta[a] / (beta[a] + beta[j]) if beta[j] * beta[a] > 0.0 else -1.0
+    # section A: the merge problems of all candidate partners
+    t_a = read_cycle_counter()
+    for j in range(n_sv):
+        if j != a and m_row[j] >= 0.0:
+            wd_row[j] = candidate_wd(method, m_row[j], kappa_row[j], table_h, table_wd)
+    timers[TM_SECTION_A] += read_cycle_counter() - t_a
+    b = -1
+    best = np.inf
+    for j in range(n_sv):
+        if j != a and m_row[j] >= 0.0:
+            w = (beta[a] + beta[j]) ** 2 * wd_row[j]
+            if w < best:
+                best, b = w, j
+    if diag:
+        _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_sums)
+    if b < 0:  # no partner of the same sign: remove
+        n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+        timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
+        return n_sv
+    t_h = read_cycle_counter()
+    m, kappa = m_row[b], kappa_row[b]
+    h = merge_h(method, m, kappa, table_h)
+    timers[TM_SECTION_A] += read_cycle_counter() - t_h
+    s = s_at(h, m, kappa)
+    sq = 0.0
+    for f in range(svt.shape[0]):
+        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
+        svt[f, b] = z
+        sq += z * z
+    sv_sq[b] = sq
+    beta[b] = (beta[a] + beta[b]) * s
+    n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+    stats[ST_MERGES] += 1
+    timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
+    return n_sv
+
+
+@njit(**JIT_OPTIONS)
+def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, gamma,
+              budget, svt, sv_sq, beta, n_sv, maintenance, method, diag, table_h, table_wd,
+              stats, timers, diag_sums):
+    """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
+
+    Parameters are arrays and scalars only (see the module docstring).  The
+    state ``svt``, ``sv_sq``, ``beta`` (capacity budget + 1) is updated in
+    place; returns the new number of support vectors.  Indices in ``order``
+    and in ``indices`` must be valid: nothing here is bounds-checked.
+    """
+    t_start = read_cycle_counter()
+    cap = budget + 1
+    dots = np.empty(cap)
+    kvals = np.empty(cap)
+    kappa_row = np.empty(cap)
+    m_row = np.empty(cap)
+    wd_row = np.empty(cap)
+    t = t0
+    for k in range(order.shape[0]):
+        i = order[k]
+        t += 1
+        margin = 0.0
+        if n_sv > 0:
+            _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+            _rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals)
+            acc = 0.0
+            for j in range(n_sv):
+                acc += beta[j] * kvals[j]
+            margin = y[i] * acc / (lam * (t - 1))
+        if margin < 1.0:
+            _store_row(X, data, indices, indptr, is_sparse, i, svt, n_sv)
+            sv_sq[n_sv] = sq_norms[i]
+            beta[n_sv] = y[i]
+            kvals[n_sv] = 1.0
+            n_sv += 1
+            stats[ST_ADDED] += 1
+            if n_sv > budget:
+                n_sv = _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method,
+                                 diag, table_h, table_wd, kappa_row, m_row, wd_row, dots,
+                                 stats, timers, diag_sums)
+    stats[ST_STEPS] += order.shape[0]
+    timers[TM_TOTAL] += read_cycle_counter() - t_start
+    return n_sv

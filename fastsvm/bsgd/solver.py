@@ -1,0 +1,137 @@
+"""Python driver of budgeted SGD: epochs, chunks, progress and the paper's instruments.
+
+One :class:`BSGDState` holds the model of one binary problem; :func:`run_pass`
+runs SGD steps over a given order of examples in chunks of
+``fastsvm._options.CHUNK_STEPS`` compiled steps, advancing a progress bar
+between chunks.  Compiled code lives in :mod:`fastsvm.bsgd._kernels`.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _options
+from .._cycles import ticks_per_second
+from ..kernels import row_sq_norms
+from . import _kernels as K
+
+
+@dataclass
+class PackedData:
+    """X in the form the compiled kernel takes: a dense array or CSR arrays, plus row norms."""
+
+    dense: np.ndarray
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    is_sparse: bool
+    sq_norms: np.ndarray
+
+    @classmethod
+    def from_matrix(cls, X):
+        """Pack a validated float32/float64 C-ordered ndarray or canonical CSR matrix."""
+        if sp.issparse(X):
+            X.sort_indices()
+            return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
+                       X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X))
+        empty_i = np.empty(0, dtype=np.int64)
+        return cls(X, np.empty(0, dtype=X.dtype), empty_i, empty_i, False, row_sq_norms(X))
+
+
+@dataclass
+class BSGDState:
+    """Model and counters of one binary problem (see :mod:`fastsvm.bsgd._kernels`).
+
+    ``beta`` stores lambda * t * alpha: alpha = beta / (lambda t).
+    """
+
+    svt: np.ndarray                 # (n_features, budget + 1), feature-major support vectors
+    sv_sq: np.ndarray               # (budget + 1,) squared norms
+    beta: np.ndarray                # (budget + 1,) scaled coefficients
+    n_sv: int = 0
+    t: int = 0                      # SGD steps taken
+    stats: np.ndarray = field(default_factory=lambda: np.zeros(K.N_STATS, dtype=np.int64))
+    timers: np.ndarray = field(default_factory=lambda: np.zeros(K.N_TIMERS, dtype=np.int64))
+    diag_sums: np.ndarray = field(default_factory=lambda: np.zeros(K.N_DIAG))
+
+    @classmethod
+    def empty(cls, n_features, budget):
+        return cls(np.zeros((n_features, budget + 1)), np.zeros(budget + 1), np.zeros(budget + 1))
+
+    def rescale_lambda(self, lam_old, lam_new):
+        """Keep alpha fixed when lambda changes (partial_fit): beta scales with lambda."""
+        self.beta[: self.n_sv] *= lam_new / lam_old
+
+    def alpha(self, lam):
+        """Coefficients alpha_j = beta_j / (lambda t) of the current support vectors."""
+        if self.t == 0:
+            return np.zeros(0)
+        return self.beta[: self.n_sv] / (lam * self.t)
+
+    def support_vectors(self):
+        return self.svt[:, : self.n_sv].T.copy()
+
+
+def run_pass(state, packed, y, order, lam, gamma, budget, maintenance, method, diag, tables,
+             progress=None):
+    """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
+
+    ``y`` holds +-1 floats; ``order`` int64 indices into the rows of ``packed``
+    (validated by the caller: the kernel does not bounds-check).
+    ``progress`` is a tqdm-like object advanced by the number of steps done.
+    """
+    table_h, table_wd = tables
+    step = _options.CHUNK_STEPS
+    for start in range(0, order.shape[0], step):
+        chunk = order[start:start + step]
+        state.n_sv = K.sgd_steps(
+            packed.dense, packed.data, packed.indices, packed.indptr, packed.is_sparse,
+            packed.sq_norms, y, chunk, state.t, lam, gamma, budget, state.svt, state.sv_sq,
+            state.beta, state.n_sv, maintenance, method, diag, table_h, table_wd,
+            state.stats, state.timers, state.diag_sums)
+        state.t += chunk.shape[0]
+        if progress is not None:
+            progress.update(chunk.shape[0])
+
+
+def summarize(states, diag):
+    """The paper's instruments, summed over binary problems, as a JSON-ready dict.
+
+    Times are seconds measured with the CPU cycle counter inside compiled code:
+    ``time_sgd_s`` is all compiled work, ``time_maintenance_s`` its budget
+    maintenance part, split into ``time_section_a_s`` (computing h / wd of all
+    candidate pairs: Fig. 3, section A) and ``time_section_b_s`` (the rest).
+    With ``diag``: the fraction of merge events where GSS and each lookup
+    made the same decision (same partner, or one of equal degradation) and,
+    per method, the total squared weight degradation its decisions incur
+    divided by that of GSS-precise (Table 3's factors).
+    """
+    stats = sum(s.stats for s in states)
+    timers = sum(s.timers for s in states)
+    tps = ticks_per_second() or np.inf
+    steps = int(stats[K.ST_STEPS])
+    merges = int(stats[K.ST_MERGES])
+    info = {
+        "steps": steps,
+        "support_vectors_added": int(stats[K.ST_ADDED]),
+        "maintenance_events": int(stats[K.ST_MAINTENANCE]),
+        "merges": merges,
+        "merge_frequency": merges / steps if steps else 0.0,
+        "time_sgd_s": float(timers[K.TM_TOTAL] / tps),
+        "time_maintenance_s": float(timers[K.TM_MAINTENANCE] / tps),
+        "time_section_a_s": float(timers[K.TM_SECTION_A] / tps),
+        "time_section_b_s": float((timers[K.TM_MAINTENANCE] - timers[K.TM_SECTION_A]) / tps),
+    }
+    info["steps_per_second"] = steps / info["time_sgd_s"] if info["time_sgd_s"] > 0 else 0.0
+    info["us_per_merge"] = 1e6 * info["time_maintenance_s"] / merges if merges else 0.0
+    if diag:
+        events = int(stats[K.ST_DIAG_EVENTS])
+        sums = sum(s.diag_sums for s in states)
+        optimum = sums[K.DG_GSS_PRECISE]
+        info["diag_events"] = events
+        info["equal_decisions_gss_lookup_wd"] = float(stats[K.ST_DIAG_EQUAL_GSS_WD] / events) if events else 1.0
+        info["equal_decisions_gss_lookup_h"] = float(stats[K.ST_DIAG_EQUAL_GSS_H] / events) if events else 1.0
+        for key, idx in (("gss", K.DG_GSS), ("lookup_h", K.DG_LOOKUP_H), ("lookup_wd", K.DG_LOOKUP_WD)):
+            info[f"wd_factor_{key}"] = float(sums[idx] / optimum) if optimum > 0 else 1.0
+    return info

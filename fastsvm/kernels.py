@@ -1,0 +1,56 @@
+"""Gaussian (RBF) kernel helpers shared by the estimators.
+
+k(x, x') = exp(-gamma ||x - x'||^2).  Batch evaluation goes through BLAS
+(``X @ SV.T``) in row blocks of ``fastsvm._options.PREDICT_CHUNK_ROWS``, for
+dense and CSR sparse X alike.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import euclidean_distances
+
+from . import _options
+
+
+def resolve_gamma(gamma, X):
+    """Numeric gamma; ``'scale'`` means 1 / (n_features * X.var()) as in scikit-learn's SVC."""
+    if gamma != "scale":
+        return float(gamma)
+    if sp.issparse(X):
+        var = X.multiply(X).mean() - X.mean() ** 2
+    else:
+        var = X.var()
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+def row_sq_norms(X):
+    """Squared Euclidean norm of each row of a dense or CSR matrix, float64."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+
+
+def rbf_expansion(X, centers, coef, gamma):
+    """Evaluate F = K(X, centers) @ coef blockwise without forming all of K.
+
+    Parameters
+    ----------
+    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
+    centers : ndarray of shape (n_centers, n_features)
+    coef : ndarray of shape (n_centers, n_outputs)
+    gamma : float
+
+    Returns
+    -------
+    F : ndarray of shape (n_samples, n_outputs)
+    """
+    out = np.empty((X.shape[0], coef.shape[1]))
+    center_sq = row_sq_norms(centers)[np.newaxis, :]
+    step = _options.PREDICT_CHUNK_ROWS
+    for start in range(0, X.shape[0], step):
+        block = X[start:start + step]
+        d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
+        np.multiply(d2, -gamma, out=d2)
+        np.exp(d2, out=d2)
+        out[start:start + step] = d2 @ coef
+    return out

@@ -1,0 +1,303 @@
+"""Tests for the ``fastsvm`` command line (fastsvm.cli)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, make_classification
+
+from fastsvm.cli import format_label, main
+from fastsvm.persistence import load_model
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_redundant=0,
+        n_clusters_per_class=1, random_state=0,
+    )
+    X[:, -1] = np.where(np.abs(X[:, -1]) > 1.0, X[:, -1], 0.0)  # some zeros, as in sparse data
+    return X, np.where(y == 1, 1, -1)
+
+
+@pytest.fixture
+def train_file(dataset, tmp_path):
+    X, y = dataset
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    return path
+
+
+@pytest.fixture
+def trained(train_file, tmp_path, capsys):
+    model = tmp_path / "model.npz"
+    assert main(["train", "-q", "-B", "20", "-e", "2", "-s", "0", str(train_file), str(model)]) == 0
+    capsys.readouterr()
+    return model
+
+
+def _error_line(capsys):
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert lines, "nothing on stderr"
+    assert lines[-1].startswith("fastsvm: error: "), err
+    assert "Traceback" not in err
+    return out, lines[-1]
+
+
+# --------------------------------------------------------------------------
+# Round trip
+# --------------------------------------------------------------------------
+
+
+def test_train_then_predict_round_trip(dataset, train_file, tmp_path, capsys):
+    X, y = dataset
+    model_path = tmp_path / "m.npz"
+    rc = main(["train", "-c", "2", "-g", "0.2", "-B", "20", "-e", "2", "-s", "1",
+               "-m", "lookup-h", str(train_file), str(model_path)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "300 samples" in out
+    assert "Training accuracy" in out
+    assert "Support vectors" in out
+    assert "Training time" in out
+    assert str(model_path) in out
+    assert "Traceback" not in err
+
+    model = load_model(model_path)
+    assert model.get_params()["C"] == 2.0
+    assert model.get_params()["gamma"] == 0.2
+    assert model.get_params()["budget"] == 20
+    assert model.get_params()["merge_method"] == "lookup-h"
+    assert model.get_params()["random_state"] == 1
+    assert model.classes_.dtype.kind == "i"  # integral LIBSVM labels -> integer classes
+    np.testing.assert_array_equal(model.classes_, [-1, 1])
+
+    out_path = tmp_path / "pred.txt"
+    rc = main(["predict", str(train_file), str(model_path), str(out_path)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    lines = out_path.read_text().splitlines()
+    expected = model.predict(X)
+    assert lines == [str(int(v)) for v in expected]
+    assert set(lines) <= {"1", "-1"}
+    acc = np.mean(expected == y)
+    assert out.startswith("Accuracy = ")
+    assert f"{100 * acc:.4f}%" in out
+    assert f"({int(round(acc * 300))}/300)" in out
+
+
+def test_predict_to_stdout(dataset, train_file, trained, capsys):
+    X, _ = dataset
+    assert main(["predict", str(train_file), str(trained)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [str(int(v)) for v in load_model(trained).predict(X)]
+    assert "Accuracy" in err  # the report does not mix with the labels
+
+
+def test_default_model_file_in_cwd(train_file, tmp_path, monkeypatch, capsys):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    assert main(["train", "-q", "-B", "10", str(train_file)]) == 0
+    assert (workdir / "train.svm.model.npz").exists()
+    assert capsys.readouterr() == ("", "")
+
+
+def test_quiet_prints_nothing(train_file, tmp_path, capsys):
+    model = tmp_path / "q.npz"
+    assert main(["train", "-q", "-B", "10", "--maintenance", "remove", str(train_file), str(model)]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert load_model(model).get_params()["maintenance"] == "remove"
+    assert load_model(model).get_params()["verbose"] == 0
+    assert main(["predict", "-q", str(train_file), str(model), str(tmp_path / "out.txt")]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert len((tmp_path / "out.txt").read_text().splitlines()) == 300
+
+
+def test_not_quiet_is_verbose(train_file, tmp_path, capsys):
+    model = tmp_path / "v.npz"
+    assert main(["train", "-B", "10", str(train_file), str(model)]) == 0
+    capsys.readouterr()
+    assert load_model(model).get_params()["verbose"] == 1
+
+
+def test_predict_pads_missing_trailing_features(dataset, trained, tmp_path, capsys):
+    X, y = dataset
+    # LIBSVM files omit trailing zero features: a file whose last column is all zeros
+    X0 = X.copy()
+    X0[:, -1] = 0.0
+    path = tmp_path / "short.svm"
+    dump_svmlight_file(X0, y, str(path), zero_based=False)
+    out_path = tmp_path / "pred.txt"
+    assert main(["predict", "-q", str(path), str(trained), str(out_path)]) == 0
+    expected = load_model(trained).predict(X0)
+    assert out_path.read_text().splitlines() == [str(int(v)) for v in expected]
+
+
+def test_multiclass_and_fractional_labels(tmp_path, capsys):
+    X, y = make_classification(n_samples=150, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=3)
+    labels = np.array([0.5, 2.0, 7.25])[y]
+    data = tmp_path / "multi.svm"
+    dump_svmlight_file(X, labels, str(data), zero_based=False)
+    model = tmp_path / "multi.npz"
+    assert main(["train", "-q", "-B", "10", str(data), str(model)]) == 0
+    out_path = tmp_path / "pred.txt"
+    assert main(["predict", str(data), str(model), str(out_path)]) == 0
+    out, _ = capsys.readouterr()
+    lines = out_path.read_text().splitlines()
+    assert set(lines) <= {"0.5", "2", "7.25"}
+    # non-integral labels are not accepted as classes by scikit-learn: kept as their text
+    fitted = load_model(model)
+    assert sorted(fitted.classes_.tolist()) == ["0.5", "2", "7.25"]
+    assert lines == [format_label(v) for v in fitted.predict(X)]
+    acc = np.mean(fitted.predict(X).astype(float) == labels)
+    assert f"Accuracy = {100 * acc:.4f}%" in out
+
+
+def test_format_label():
+    assert format_label(1.0) == "1"
+    assert format_label(-1.0) == "-1"
+    assert format_label(np.float64(3.0)) == "3"
+    assert format_label(np.int64(7)) == "7"
+    assert format_label(0.25) == "0.25"
+    assert format_label("cat") == "cat"
+
+
+# --------------------------------------------------------------------------
+# Errors: exit 1 with "fastsvm: error: ..." (argparse usage errors: exit 2)
+# --------------------------------------------------------------------------
+
+
+def test_missing_data_file(tmp_path, capsys):
+    missing = tmp_path / "missing.svm"
+    assert main(["train", "-q", str(missing), str(tmp_path / "m.npz")]) == 1
+    _, line = _error_line(capsys)
+    assert "missing.svm" in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_corrupt_data_file(tmp_path, capsys):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 2:abc\n-1 garbage\n")
+    assert main(["train", "-q", str(bad), str(tmp_path / "m.npz")]) == 1
+    _, line = _error_line(capsys)
+    assert "bad.svm" in line
+
+
+@pytest.mark.parametrize(
+    "option, match",
+    [
+        (["-B", "1"], "budget"),
+        (["-c", "0"], "C"),
+        (["-c", "-3"], "C"),
+        (["-c", "nan"], "C"),
+        (["-g", "-1"], "gamma"),
+        (["-e", "0"], "epochs"),
+    ],
+)
+def test_bad_option_values(train_file, tmp_path, capsys, option, match):
+    assert main(["train", "-q", *option, str(train_file), str(tmp_path / "m.npz")]) == 1
+    _, line = _error_line(capsys)
+    assert match in line
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["train"],
+        ["frobnicate"],
+        ["train", "-B", "many", "x.svm"],
+        ["train", "-g", "auto-ish", "x.svm"],
+        ["train", "-m", "nearest", "x.svm"],
+        ["train", "--maintenance", "shrink", "x.svm"],
+        ["predict", "x.svm"],
+    ],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    _, err = capsys.readouterr()
+    assert "usage:" in err
+
+
+def test_help_exits_0(capsys):
+    assert main(["--help"]) == 0
+    assert "train" in capsys.readouterr().out
+    assert main(["train", "--help"]) == 0
+    assert "--budget" in capsys.readouterr().out
+
+
+def test_missing_model_file(train_file, tmp_path, capsys):
+    assert main(["predict", str(train_file), str(tmp_path / "none.npz")]) == 1
+    _, line = _error_line(capsys)
+    assert "none.npz" in line
+
+
+def test_corrupt_model_file(train_file, trained, tmp_path, capsys):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(trained.read_bytes()[:100])
+    assert main(["predict", str(train_file), str(bad)]) == 1
+    out, line = _error_line(capsys)
+    assert "bad.npz" in line
+    assert out == ""
+    # a data file given as the model
+    assert main(["predict", str(train_file), str(train_file)]) == 1
+    _error_line(capsys)
+
+
+def test_more_features_than_model(dataset, trained, tmp_path, capsys):
+    X, y = dataset
+    wide = tmp_path / "wide.svm"
+    dump_svmlight_file(np.hstack([X, np.ones((len(X), 2))]), y, str(wide), zero_based=False)
+    assert main(["predict", str(wide), str(trained), str(tmp_path / "o.txt")]) == 1
+    _, line = _error_line(capsys)
+    assert "7 features" in line and "5" in line
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_unwritable_output(train_file, trained, tmp_path, capsys):
+    assert main(["predict", str(train_file), str(trained), str(tmp_path / "no" / "dir" / "o.txt")]) == 1
+    _error_line(capsys)
+    assert main(["train", "-q", str(train_file), str(tmp_path / "no" / "dir" / "m.npz")]) == 1
+    _error_line(capsys)
+
+
+def test_single_class_data(tmp_path, capsys):
+    data = tmp_path / "one.svm"
+    dump_svmlight_file(np.random.default_rng(0).normal(size=(20, 3)), np.ones(20), str(data),
+                       zero_based=False)
+    assert main(["train", "-q", str(data), str(tmp_path / "m.npz")]) == 1
+    _error_line(capsys)
+
+
+# --------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------
+
+
+def test_python_dash_m_entry_point(train_file, tmp_path):
+    model = tmp_path / "sub.npz"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env.get("PYTHONPATH", "")]
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastsvm", "train", "-B", "10", str(train_file), str(model)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Training accuracy" in proc.stdout
+    assert model.exists()
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastsvm", "train", "-q", "-B", "1", str(train_file), str(model)],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("fastsvm: error: ")
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,371 @@
+"""Tests for fastsvm.persistence: the versioned, pickle-free model file format."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+
+from fastsvm import BudgetSVC
+from fastsvm.persistence import FORMAT_VERSION, ModelFormatError, load_model, save_model
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_redundant=0,
+        n_classes=3, n_clusters_per_class=1, random_state=0,
+    )
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def binary_model(data):
+    X, y = data
+    yb = (y == 0).astype(np.int64)
+    return BudgetSVC(budget=20, epochs=2, random_state=0).fit(X, yb)
+
+
+@pytest.fixture
+def model_file(binary_model, tmp_path):
+    path = tmp_path / "model.npz"
+    save_model(binary_model, path)
+    return path
+
+
+def _read_entries(path):
+    with np.load(path, allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+def _rewrite(src, dst, **changes):
+    """Copy a model file, replacing (value) or deleting (None) entries;
+    ``meta`` may be given as a dict (JSON-encoded here)."""
+    entries = _read_entries(src)
+    for key, value in changes.items():
+        if value is None:
+            entries.pop(key, None)
+        elif key == "meta" and isinstance(value, dict):
+            entries[key] = np.array(json.dumps(value))
+        else:
+            entries[key] = value
+    np.savez_compressed(dst, **entries)
+    return dst
+
+
+def _meta(path):
+    return json.loads(str(_read_entries(path)["meta"]))
+
+
+def _assert_same_model(a, b, X):
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+    assert a.classes_.dtype == b.classes_.dtype
+    np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.n_support_, b.n_support_)
+    assert a.gamma_ == b.gamma_
+    assert a.n_features_in_ == b.n_features_in_
+    assert a.get_params() == b.get_params()
+
+
+# --------------------------------------------------------------------------
+# Round trips
+# --------------------------------------------------------------------------
+
+
+def test_binary_round_trip(binary_model, model_file, data):
+    X, _ = data
+    loaded = load_model(model_file)
+    assert type(loaded) is BudgetSVC
+    _assert_same_model(binary_model, loaded, X)
+    assert loaded.training_info_ == json.loads(json.dumps(loaded.training_info_))
+    assert set(loaded.training_info_) == set(binary_model.training_info_)
+    # str path works too, and the name is kept as given (no extension added)
+    other = model_file.parent / "model.bin"
+    save_model(binary_model, str(other))
+    assert other.exists()
+    _assert_same_model(binary_model, load_model(str(other)), X)
+
+
+def test_multiclass_string_labels_round_trip(data, tmp_path):
+    X, y = data
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = BudgetSVC(budget=20, epochs=2, gamma=0.3, C=2.0, random_state=1).fit(X, labels)
+    assert len(clf.n_support_) == 3
+    path = tmp_path / "strings.npz"
+    save_model(clf, path)
+    entries = _read_entries(path)
+    assert entries["classes_"].dtype.kind == "U"
+    loaded = load_model(path)
+    _assert_same_model(clf, loaded, X)
+    assert loaded.predict(X[:5]).tolist() == clf.predict(X[:5]).tolist()
+
+
+def test_object_string_labels_round_trip(data, tmp_path):
+    X, y = data
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    clf = BudgetSVC(budget=20, random_state=2).fit(X, labels)
+    path = tmp_path / "obj.npz"
+    save_model(clf, path)
+    assert _read_entries(path)["classes_"].dtype.kind == "U"  # never stored as objects
+    _assert_same_model(clf, load_model(path), X)
+
+
+def test_float_labels_round_trip(data, tmp_path):
+    X, y = data
+    labels = np.array([-1.0, 1.0])[(y == 1).astype(int)]
+    clf = BudgetSVC(budget=20, random_state=3).fit(X, labels)
+    path = tmp_path / "float.npz"
+    save_model(clf, path)
+    loaded = load_model(path)
+    _assert_same_model(clf, loaded, X)
+    assert loaded.classes_.dtype == np.float64
+
+
+def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
+    with zipfile.ZipFile(model_file) as zf:
+        names = set(zf.namelist())
+    assert names == {f"{k}.npy" for k in (
+        "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "dual_coef_", "n_support_")}
+    entries = _read_entries(model_file)  # allow_pickle=False
+    for key, arr in entries.items():
+        assert arr.dtype != object, key
+    assert entries["meta"].shape == () and entries["meta"].dtype.kind == "U"
+    assert entries["support_vectors_"].dtype == np.float64
+    assert entries["dual_coef_"].dtype == np.float64
+    assert entries["n_support_"].dtype == np.int64
+    assert entries["n_features_in_"].shape == () and entries["n_features_in_"] == 5
+    assert entries["gamma_"].shape == () and entries["gamma_"] == binary_model.gamma_
+    meta = _meta(model_file)
+    assert meta["format"] == "fastsvm-model"
+    assert meta["version"] == FORMAT_VERSION == 1
+    assert meta["estimator"] == "BudgetSVC"
+    assert meta["params"] == binary_model.get_params()
+    assert meta["classes_dtype"] == binary_model.classes_.dtype.str
+    assert isinstance(meta["training_info"], dict)
+
+
+def test_feature_names_round_trip(binary_model, data, tmp_path):
+    import copy
+
+    clf = copy.deepcopy(binary_model)
+    clf.feature_names_in_ = np.array(["f0", "f1", "f2", "f3", "f4"], dtype=object)  # as sklearn sets it
+    path = tmp_path / "names.npz"
+    save_model(clf, path)
+    assert _read_entries(path)["feature_names_in_"].dtype.kind == "U"
+    loaded = load_model(path)
+    assert loaded.feature_names_in_.dtype == object
+    assert loaded.feature_names_in_.tolist() == ["f0", "f1", "f2", "f3", "f4"]
+    bad = _rewrite(path, tmp_path / "bad.npz", feature_names_in_=np.array(["a", "b"]))
+    _assert_format_error(bad, "feature_names_in_")
+
+
+def test_save_to_missing_directory(binary_model, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        save_model(binary_model, tmp_path / "no" / "such" / "m.npz")
+
+
+def test_save_unfitted_raises_not_fitted(tmp_path):
+    with pytest.raises(NotFittedError):
+        save_model(BudgetSVC(), tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_save_rejects_other_estimators(tmp_path):
+    from sklearn.svm import SVC
+
+    clf = SVC().fit([[0.0], [1.0]], [0, 1])
+    with pytest.raises(TypeError, match="BudgetSVC"):
+        save_model(clf, tmp_path / "m.npz")
+
+
+def test_save_rejects_non_finite_coefficients(binary_model, tmp_path):
+    import copy
+
+    broken = copy.deepcopy(binary_model)
+    broken.dual_coef_ = broken.dual_coef_.copy()
+    broken.dual_coef_[0] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        save_model(broken, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+    assert not list(tmp_path.iterdir())  # no temporary file left behind
+
+
+# --------------------------------------------------------------------------
+# Corrupt files
+# --------------------------------------------------------------------------
+
+
+def _assert_format_error(path, match=None):
+    with pytest.raises(ModelFormatError, match=match) as info:
+        load_model(path)
+    assert str(path) in str(info.value)  # the message names the file
+    assert isinstance(info.value, ValueError)
+
+
+def test_missing_file_is_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_model(tmp_path / "nope.npz")
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.9])
+def test_truncated_file(model_file, tmp_path, fraction):
+    raw = model_file.read_bytes()
+    bad = tmp_path / "truncated.npz"
+    bad.write_bytes(raw[: int(len(raw) * fraction)])
+    _assert_format_error(bad)
+
+
+def test_random_bytes(tmp_path):
+    rng = np.random.default_rng(0)
+    bad = tmp_path / "random.npz"
+    bad.write_bytes(rng.bytes(4096))
+    _assert_format_error(bad, "not an npz")
+    # random bytes behind a zip signature
+    bad.write_bytes(b"PK\x03\x04" + rng.bytes(4096))
+    _assert_format_error(bad, "corrupt")
+
+
+def test_corrupted_member_data(model_file, tmp_path):
+    raw = bytearray(model_file.read_bytes())
+    # flip bytes inside the compressed data of the entries (skip the headers)
+    for pos in range(200, len(raw) - 200, 50):
+        raw[pos] ^= 0xFF
+    bad = tmp_path / "flipped.npz"
+    bad.write_bytes(bytes(raw))
+    _assert_format_error(bad)
+
+
+def test_plain_npy_and_text_files(tmp_path):
+    npy = tmp_path / "array.npy"
+    np.save(npy, np.arange(3))
+    _assert_format_error(npy, "not an npz")
+    txt = tmp_path / "data.txt"
+    txt.write_text("1 1:0.5 2:0.25\n")
+    _assert_format_error(txt, "not an npz")
+
+
+def test_npz_without_meta(tmp_path):
+    bad = tmp_path / "nometa.npz"
+    np.savez_compressed(bad, a=np.arange(3))
+    _assert_format_error(bad, "meta")
+
+
+@pytest.mark.parametrize(
+    "meta, match",
+    [
+        (np.array("{not json"), "JSON"),
+        (np.array('"a string"'), "JSON object"),
+        (np.array(b"bytes"), "unicode"),
+        (np.arange(3), "unicode"),
+        ({"format": "something-else", "version": 1}, "format tag"),
+        ({"version": 1}, "format tag"),
+    ],
+)
+def test_bad_meta(model_file, tmp_path, meta, match):
+    bad = _rewrite(model_file, tmp_path / "badmeta.npz", meta=meta)
+    _assert_format_error(bad, match)
+
+
+def test_version_too_new(model_file, tmp_path):
+    meta = _meta(model_file)
+    meta["version"] = 999
+    bad = _rewrite(model_file, tmp_path / "v999.npz", meta=meta)
+    _assert_format_error(bad, "version 999 is newer")
+
+
+@pytest.mark.parametrize("version", [0, -1, "1", 1.5, None, True])
+def test_invalid_version(model_file, tmp_path, version):
+    meta = _meta(model_file)
+    meta["version"] = version
+    bad = _rewrite(model_file, tmp_path / "badversion.npz", meta=meta)
+    _assert_format_error(bad, "version")
+
+
+def test_unknown_estimator(model_file, tmp_path):
+    meta = _meta(model_file)
+    meta["estimator"] = "os.system"
+    bad = _rewrite(model_file, tmp_path / "est.npz", meta=meta)
+    _assert_format_error(bad, "unknown estimator")
+
+
+@pytest.mark.parametrize("key", ["params", "training_info", "classes_dtype", "estimator"])
+def test_meta_missing_key(model_file, tmp_path, key):
+    meta = _meta(model_file)
+    del meta[key]
+    bad = _rewrite(model_file, tmp_path / "nokey.npz", meta=meta)
+    _assert_format_error(bad, key)
+
+
+def test_unknown_parameter(model_file, tmp_path):
+    meta = _meta(model_file)
+    meta["params"]["no_such_param"] = 3
+    bad = _rewrite(model_file, tmp_path / "param.npz", meta=meta)
+    _assert_format_error(bad, "parameters")
+
+
+@pytest.mark.parametrize(
+    "key", ["classes_", "n_features_in_", "gamma_", "support_vectors_", "dual_coef_", "n_support_"]
+)
+def test_missing_array(model_file, tmp_path, key):
+    bad = _rewrite(model_file, tmp_path / "missing.npz", **{key: None})
+    _assert_format_error(bad, key)
+
+
+def test_nan_in_dual_coef(model_file, tmp_path):
+    coef = _read_entries(model_file)["dual_coef_"].copy()
+    coef[1] = np.nan
+    bad = _rewrite(model_file, tmp_path / "nan.npz", dual_coef_=coef)
+    _assert_format_error(bad, "non-finite")
+
+
+def test_inf_in_support_vectors_and_gamma(model_file, tmp_path):
+    sv = _read_entries(model_file)["support_vectors_"].copy()
+    sv[0, 0] = np.inf
+    _assert_format_error(_rewrite(model_file, tmp_path / "inf.npz", support_vectors_=sv), "non-finite")
+    _assert_format_error(_rewrite(model_file, tmp_path / "g.npz", gamma_=np.array(np.nan)), "gamma_")
+    _assert_format_error(_rewrite(model_file, tmp_path / "g0.npz", gamma_=np.array(0.0)), "gamma_")
+
+
+def test_shape_mismatches(model_file, tmp_path):
+    e = _read_entries(model_file)
+    n_sv = len(e["dual_coef_"])
+    cases = {
+        "sum": dict(n_support_=np.array([n_sv + 1], dtype=np.int64)),
+        "coef": dict(dual_coef_=e["dual_coef_"][:-1]),
+        "columns": dict(support_vectors_=e["support_vectors_"][:, :-1]),
+        "n_features": dict(n_features_in_=np.array(7, dtype=np.int64)),
+        "models": dict(n_support_=np.array([n_sv - 1, 1], dtype=np.int64)),
+        "negative": dict(n_support_=np.array([-1], dtype=np.int64)),
+        "classes": dict(classes_=e["classes_"][:1]),
+        "classes_dup": dict(classes_=np.array([1, 1])),
+        "sv_1d": dict(support_vectors_=e["support_vectors_"].ravel()),
+        "coef_2d": dict(dual_coef_=e["dual_coef_"][None, :]),
+        "n_support_float": dict(n_support_=e["n_support_"].astype(float)),
+    }
+    for name, change in cases.items():
+        bad = _rewrite(model_file, tmp_path / f"{name}.npz", **change)
+        _assert_format_error(bad)
+
+
+def test_multiclass_needs_one_model_per_class(data, tmp_path):
+    X, y = data
+    clf = BudgetSVC(budget=20, random_state=0).fit(X, y)
+    path = tmp_path / "multi.npz"
+    save_model(clf, path)
+    e = _read_entries(path)
+    ns = e["n_support_"]
+    merged = np.array([ns[0] + ns[1], ns[2]], dtype=np.int64)  # 2 models for 3 classes
+    _assert_format_error(_rewrite(path, tmp_path / "bad.npz", n_support_=merged), "binary models")
+
+
+def test_object_array_entry_is_rejected(model_file, tmp_path):
+    entries = _read_entries(model_file)
+    entries["classes_"] = np.array([0, "x"], dtype=object)  # needs pickle to read
+    bad = tmp_path / "pickled.npz"
+    np.savez_compressed(bad, **entries)
+    _assert_format_error(bad)
