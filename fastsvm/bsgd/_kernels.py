@@ -34,6 +34,10 @@ m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
 (beta_a + beta_b)^2 wd(m, kappa); merge the best pair into
 z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
 shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
+Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
+parent's, so within one lambda the vector just added (|beta| = 1) is always a
+smallest one and its kernel row is always reused; only after ``partial_fit``
+rescales beta for a new lambda can an older vector be the smallest.
 
 Counters
 --------

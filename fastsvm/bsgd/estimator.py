@@ -181,6 +181,10 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         self
         """
         first = not hasattr(self, "_states")
+        if first and hasattr(self, "dual_coef_"):
+            raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
+                             "state (step counter, lambda) that partial_fit continues from; "
+                             "train a new model with fit or partial_fit instead")
         X, y = self._validate_xy(X, y, reset=first)
         if first:
             self.classes_ = np.unique(y if classes is None else np.asarray(classes))

@@ -1,0 +1,211 @@
+"""Small shared helpers of the benchmark scripts: timing, data, output.
+
+Conventions every script follows:
+
+* ``main(argv)`` parses its own arguments (so tests call it in-process) and
+  returns the result dict it wrote.
+* ``--out DIR`` is where results go; the default is ``benchmarks/results``.
+* ``--smoke`` runs a tiny version (a few thousand training rows, one run,
+  one epoch, a small budget) to check that the script still works.  Smoke
+  output goes to ``--out`` or, without it, to a fresh temporary folder; it
+  never goes to ``benchmarks/results``.
+* Results are written as ``NAME.json`` (machine readable: settings, machine,
+  date, versions, raw numbers), ``NAME.md`` (markdown tables) and, where a
+  script draws one, ``NAME.png``.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Smoke mode: training rows, test rows.
+SMOKE_TRAIN_ROWS = 2000
+SMOKE_TEST_ROWS = 1000
+
+
+# ------------------------------------------------------------------ timing
+def timed(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)``; return (its result, wall seconds by ``perf_counter``)."""
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def repeat(fn, n):
+    """Call ``fn()`` ``n`` times; return (list of results, list of wall seconds)."""
+    results, seconds = [], []
+    for _ in range(n):
+        result, s = timed(fn)
+        results.append(result)
+        seconds.append(s)
+    return results, seconds
+
+
+def median(values):
+    """Median of a non-empty sequence (None for an empty one)."""
+    values = [v for v in values if v is not None]
+    return float(statistics.median(values)) if values else None
+
+
+def mean_std(values):
+    """(mean, sample standard deviation; 0 for a single value)."""
+    values = np.asarray(values, dtype=float)
+    std = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    return float(values.mean()), std
+
+
+# -------------------------------------------------------------------- data
+def subsample(X, y, n, seed=0):
+    """A stratified random subsample of ``n`` rows (all rows when there are fewer)."""
+    if n is None or X.shape[0] <= n:
+        return X, y
+    from sklearn.model_selection import train_test_split
+
+    X_sub, _, y_sub, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=seed)
+    return X_sub, y_sub
+
+
+def load_split(name, smoke=False):
+    """``load_dataset(name)``, cut to the smoke sizes when ``smoke``."""
+    from fastsvm.datasets import load_dataset
+
+    X_train, y_train, X_test, y_test = load_dataset(name)
+    if smoke:
+        X_train, y_train = subsample(X_train, y_train, SMOKE_TRAIN_ROWS)
+        X_test, y_test = subsample(X_test, y_test, SMOKE_TEST_ROWS)
+    return X_train, y_train, X_test, y_test
+
+
+# ----------------------------------------------------------- command line
+def parser(description):
+    """An ArgumentParser with the common ``--smoke`` and ``--out`` options."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--smoke", action="store_true",
+                   help=f"tiny run ({SMOKE_TRAIN_ROWS} training rows, 1 run, 1 epoch) to check "
+                        "that the script works; writes to --out or a temporary folder")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"output folder (default: {RESULTS_DIR.relative_to(REPO_ROOT)}; "
+                        "a temporary folder with --smoke)")
+    return p
+
+
+def output_dir(args):
+    """The folder to write to, created; smoke runs never write to ``RESULTS_DIR``."""
+    out = args.out
+    if out is None:
+        out = Path(tempfile.mkdtemp(prefix="fastsvm-smoke-")) if args.smoke else RESULTS_DIR
+    out = Path(out)
+    if args.smoke and out.resolve() == RESULTS_DIR.resolve():
+        raise SystemExit(f"--smoke must not write to {RESULTS_DIR}; give another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def log(*parts):
+    """Progress line on stderr, flushed (results go to files, not stdout)."""
+    print(*parts, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ output
+def machine_info():
+    """Where and with what the benchmark ran."""
+    import numba
+    import scipy
+    import sklearn
+
+    import fastsvm
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
+                                capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "fastsvm": fastsvm.__version__,
+        "git_commit": commit,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numba": numba.__version__,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def write_json(path, settings, results, wall_s=None):
+    """Write ``{"settings", "machine", "wall_s", "results"}`` to ``path``; return the dict."""
+    payload = {"settings": settings, "machine": machine_info(), "wall_s": wall_s,
+               "results": results}
+    Path(path).write_text(json.dumps(payload, indent=2, default=_json_default) + "\n")
+    return payload
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def markdown_table(headers, rows):
+    """A GitHub markdown table; cells are formatted with ``str``."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def header_lines(title, payload):
+    """Markdown preamble: title, machine and date from a ``write_json`` payload."""
+    m = payload["machine"]
+    wall = payload.get("wall_s")
+    return [
+        f"# {title}",
+        "",
+        f"Run {m['date']} on {m['platform']} ({m['cpu_count']} CPUs), Python {m['python']}, "
+        f"fastsvm {m['fastsvm']} (commit {m['git_commit']}), numpy {m['numpy']}, "
+        f"scikit-learn {m['scikit-learn']}, numba {m['numba']}."
+        + (f" Wall time {wall / 60:.1f} min." if wall is not None else ""),
+        "",
+    ]
+
+
+def fmt(x, digits=3, pct=False):
+    """Format a number (None -> 'n/a'); ``pct`` multiplies by 100 and adds '%'."""
+    if x is None:
+        return "n/a"
+    if pct:
+        return f"{100 * x:.{max(digits - 2, 1)}f}%"
+    return f"{x:.{digits}g}" if abs(x) >= 1e4 or (x != 0 and abs(x) < 1e-3) else f"{x:.{digits}f}"
+
+
+def setup_matplotlib():
+    """Import pyplot with the Agg backend; None if matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        log("matplotlib is not installed: no plot")
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -1,0 +1,101 @@
+"""Plain NumPy reference implementations (oracles) of single solver steps.
+
+Written for clarity, not speed, and independently of the compiled code: kernel
+values come from explicit exp(-gamma ||x - y||^2), merged coefficients from
+kernel values rather than from the s(h) shortcut.
+"""
+
+import numpy as np
+
+from fastsvm.merge import solve
+
+
+def rbf(x, z, gamma):
+    return float(np.exp(-gamma * np.sum((np.asarray(x) - np.asarray(z)) ** 2)))
+
+
+def weight_degradation(xa, xb, z, alpha_a, alpha_b, alpha_z, gamma):
+    """||alpha_a phi(xa) + alpha_b phi(xb) - alpha_z phi(z)||^2 from kernel values."""
+    k = lambda u, v: rbf(u, v, gamma)  # noqa: E731
+    return (alpha_a ** 2 + alpha_b ** 2 + alpha_z ** 2 + 2 * alpha_a * alpha_b * k(xa, xb)
+            - 2 * alpha_z * (alpha_a * k(xa, z) + alpha_b * k(xb, z)))
+
+
+def ratio(alpha_a, alpha_b):
+    """m = alpha_a / (alpha_a + alpha_b), exactly 1/2 for equal magnitudes.
+
+    The compiled kernel's scaled coefficients of unmerged vectors are exactly
+    +-1, so m = 1/2 exactly there; alpha here carries rounding, and at m = 1/2
+    s(h) is symmetric, so a one-ulp difference would flip GSS's tie.
+    """
+    if abs(alpha_a - alpha_b) <= 1e-12 * abs(alpha_a):
+        return 0.5
+    return alpha_a / (alpha_a + alpha_b)
+
+
+def merge(xa, xb, alpha_a, alpha_b, gamma, method):
+    """Merge (xa, alpha_a) and (xb, alpha_b) into (z, alpha_z) with h from ``method``.
+
+    alpha_z is the projection coefficient alpha_a k(xa, z) + alpha_b k(xb, z).
+    """
+    kappa = rbf(xa, xb, gamma)
+    m = ratio(alpha_a, alpha_b)
+    h, _ = solve(m, kappa, "gss-precise" if method == "lookup-wd" else method)
+    h = float(h)
+    z = h * xa + (1 - h) * xb
+    alpha_z = alpha_a * rbf(xa, z, gamma) + alpha_b * rbf(xb, z, gamma)
+    return z, alpha_z
+
+
+class NaiveBSGD:
+    """Budgeted Pegasos, one step at a time, with swap-delete storage like the kernel.
+
+    Holds alpha (not the scaled beta of the compiled kernel); step t uses
+    eta_t = 1 / (lambda t) and w <- (1 - 1/t) w + [y f(x) < 1] eta_t y phi(x).
+    """
+
+    def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge"):
+        self.budget, self.lam, self.gamma = budget, lam, gamma
+        self.method, self.maintenance = method, maintenance
+        self.sv, self.alpha, self.t = [], [], 0
+
+    def decision(self, x):
+        return sum(a * rbf(s, x, self.gamma) for s, a in zip(self.sv, self.alpha))
+
+    def step(self, x, y):
+        self.t += 1
+        violated = y * self.decision(x) < 1
+        self.alpha = [(1 - 1 / self.t) * a for a in self.alpha]
+        if violated:
+            self.sv.append(np.array(x, dtype=float))
+            self.alpha.append(y / (self.lam * self.t))
+            if len(self.sv) > self.budget:
+                self._maintain()
+
+    def _delete(self, i):
+        self.sv[i], self.alpha[i] = self.sv[-1], self.alpha[-1]
+        self.sv.pop()
+        self.alpha.pop()
+
+    def _maintain(self):
+        mags = np.abs(self.alpha)
+        # Ties go to the vector just added, then to the lowest slot.  The compiled
+        # kernel's scaled coefficients tie exactly; alpha here only up to rounding.
+        a = len(mags) - 1
+        for j in range(len(mags) - 1):
+            if mags[j] < mags[a] * (1 - 1e-9):
+                a = j
+        aa = self.alpha[a]
+        partners = [j for j in range(len(self.sv)) if j != a and self.alpha[j] * aa > 0]
+        if self.maintenance == "remove" or not partners:
+            self._delete(a)
+            return
+        scores = []
+        for j in partners:
+            kappa = rbf(self.sv[a], self.sv[j], self.gamma)
+            _, wd = solve(ratio(aa, self.alpha[j]), kappa, self.method)
+            scores.append((aa + self.alpha[j]) ** 2 * float(wd))
+        b = partners[int(np.argmin(scores))]
+        z, alpha_z = merge(self.sv[a], self.sv[b], aa, self.alpha[b], self.gamma, self.method)
+        self.sv[b], self.alpha[b] = z, alpha_z
+        self._delete(a)

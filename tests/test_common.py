@@ -1,0 +1,10 @@
+"""scikit-learn's estimator checks for every public estimator."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from fastsvm import BudgetSVC
+
+
+@parametrize_with_checks([BudgetSVC(budget=50, random_state=0)])
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
