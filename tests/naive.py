@@ -79,11 +79,10 @@ class NaiveBSGD:
 
     def _maintain(self):
         mags = np.abs(self.alpha)
-        # Ties go to the vector just added, then to the lowest slot.  The compiled
-        # kernel's scaled coefficients tie exactly; alpha here only up to rounding.
+        # Ties (up to a relative 1e-12) go to the vector just added, then to the lowest slot.
         a = len(mags) - 1
         for j in range(len(mags) - 1):
-            if mags[j] < mags[a] * (1 - 1e-9):
+            if mags[j] < mags[a] * (1 - 1e-12):
                 a = j
         aa = self.alpha[a]
         partners = [j for j in range(len(self.sv)) if j != a and self.alpha[j] * aa > 0]

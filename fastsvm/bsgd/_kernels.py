@@ -27,16 +27,16 @@ are cached, ||x - sv||^2 = ||x||^2 + ||sv||^2 - 2 x.sv.
 
 Budget maintenance (Alg. 1, corrected)
 --------------------------------------
-When B+1 support vectors exist: take a = argmin |beta_j| (ties go to the newest
-vector, whose kernel row the margin computation has just evaluated, so no
-kernel value is computed twice); for each b of the same sign,
+When B+1 support vectors exist: take a = argmin |beta_j| (ties, up to a
+relative 1e-12, go to the newest vector, whose kernel row the margin
+computation has just evaluated, so no kernel value is computed twice); for each b of the same sign,
 m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
 (beta_a + beta_b)^2 wd(m, kappa); merge the best pair into
 z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
 shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
 Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
-parent's, so within one lambda the vector just added (|beta| = 1) is always a
-smallest one and its kernel row is always reused; only after ``partial_fit``
+parent's (up to rounding), so within one lambda the vector just added
+(|beta| = 1) is always a smallest one and its kernel row is always reused; only after ``partial_fit``
 rescales beta for a new lambda can an older vector be the smallest.
 
 Counters
@@ -142,12 +142,18 @@ def _delete_slot(svt, sv_sq, beta, n_sv, slot):
 
 @njit(**JIT_OPTIONS)
 def _argmin_abs(beta, n_sv):
-    """Index of the smallest |beta_j|; ties go to the newest (highest) index."""
+    """Index of the smallest |beta_j|.
+
+    Ties go to the vector just added (the last slot), whose kernel row is
+    already known; a magnitude counts as smaller only by more than a relative
+    1e-12, so a merged coefficient that rounds one ulp below an equal one
+    does not flip the choice.  Among older vectors the lowest slot wins.
+    """
     best = n_sv - 1
     best_val = abs(beta[best])
     for j in range(n_sv - 1):
         v = abs(beta[j])
-        if v < best_val:
+        if v < best_val * (1.0 - 1e-12):
             best, best_val = j, v
     return best
 

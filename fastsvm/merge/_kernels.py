@@ -88,7 +88,9 @@ def solve_h(m, kappa, eps):
         return _golden_max(m, log_kappa, 0.0, 1.0, eps)
     h0 = _golden_max(m, log_kappa, 0.0, 0.5, eps)
     h1 = _golden_max(m, log_kappa, 0.5, 1.0, eps)
-    if s_value(h1, m, log_kappa) > s_value(h0, m, log_kappa):
+    # Near-ties (m ~ 1/2: both modes equally good) go to the lower mode, so the
+    # choice does not flip with rounding in m or kappa.
+    if s_value(h1, m, log_kappa) > s_value(h0, m, log_kappa) * (1.0 + 1e-12):
         return h1
     return h0
 
