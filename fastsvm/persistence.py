@@ -79,14 +79,18 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     classes ``n_models == n_classes`` (one-vs-rest, model ``k`` scores
     ``classes_[k]``).
 
+``intercept_``
+    ``float64``, shape ``(n_models,)``: the offset ``b`` of each binary model.
+
 ``feature_names_in_`` (optional)
     unicode array, shape ``(n_features,)``: the feature names seen during
     fit (only present when the model was fitted on a pandas DataFrame).
 
 Binary model ``k`` owns the rows ``s_k = sum(n_support_[:k])`` to
 ``s_k + n_support_[k] - 1`` of ``support_vectors_`` and ``dual_coef_``; its
-decision function is ``f_k(x) = sum_j alpha_j * exp(-gamma_ * ||sv_j - x||^2)``
-over those rows (no intercept). These arrays are all that prediction uses, so
+decision function is
+``f_k(x) = sum_j alpha_j * exp(-gamma_ * ||sv_j - x||^2) + intercept_[k]``
+over those rows. These arrays are all that prediction uses, so
 other tools can evaluate a fastsvm model from the file alone.
 
 Checks made by :func:`load_model`: the file is a readable ZIP/npz archive;
@@ -135,6 +139,7 @@ _REQUIRED_ARRAYS = (
     "support_vectors_",
     "dual_coef_",
     "n_support_",
+    "intercept_",
 )
 _OPTIONAL_ARRAYS = ("feature_names_in_",)
 _META_KEYS = ("format", "version", "estimator", "params", "classes_dtype", "training_info")
@@ -296,6 +301,15 @@ def _check_arrays(arrays, fail):
         fail(f"sum(n_support_) = {int(n_support.sum())} but dual_coef_ has {coef.shape[0]} entries")
     out["n_support_"] = n_support
 
+    intercept = np.asarray(arrays["intercept_"])
+    if intercept.shape != (n_models,) or intercept.dtype.kind not in "iuf":
+        fail(f"intercept_ must be a real array of shape ({n_models},), got {intercept.dtype.str} "
+             f"array of shape {intercept.shape}")
+    intercept = intercept.astype(np.float64)
+    if not np.all(np.isfinite(intercept)):
+        fail("intercept_ contains non-finite values")
+    out["intercept_"] = intercept
+
     names = arrays.get("feature_names_in_")
     if names is not None:
         names = np.asarray(names)
@@ -409,6 +423,7 @@ def save_model(estimator, path):
         "support_vectors_": arrays["support_vectors_"],
         "dual_coef_": arrays["dual_coef_"],
         "n_support_": arrays["n_support_"],
+        "intercept_": arrays["intercept_"],
     }
     if "feature_names_in_" in arrays:
         entries["feature_names_in_"] = arrays["feature_names_in_"]
@@ -580,6 +595,7 @@ def load_model(path):
     estimator.support_vectors_ = arrays["support_vectors_"]
     estimator.dual_coef_ = arrays["dual_coef_"]
     estimator.n_support_ = arrays["n_support_"]
+    estimator.intercept_ = arrays["intercept_"]
     estimator.training_info_ = training_info
     if "feature_names_in_" in arrays:
         estimator.feature_names_in_ = np.asarray(arrays["feature_names_in_"].tolist(), dtype=object)

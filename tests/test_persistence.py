@@ -130,7 +130,8 @@ def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
     with zipfile.ZipFile(model_file) as zf:
         names = set(zf.namelist())
     assert names == {f"{k}.npy" for k in (
-        "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "dual_coef_", "n_support_")}
+        "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "dual_coef_", "n_support_",
+            "intercept_")}
     entries = _read_entries(model_file)  # allow_pickle=False
     for key, arr in entries.items():
         assert arr.dtype != object, key

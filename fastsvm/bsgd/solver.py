@@ -95,6 +95,22 @@ def run_pass(state, packed, y, order, lam, gamma, budget, maintenance, method, d
             progress.update(chunk.shape[0])
 
 
+def hinge_offset(f, y):
+    """Exact minimiser b of sum_i max(0, 1 - y_i (f_i + b)) for fixed decision values f.
+
+    The sum is convex and piecewise linear in b with breakpoints
+    b_i = y_i - f_i; its slope is -n_pos plus the number of breakpoints below
+    b, so every b between the n_pos-th and (n_pos+1)-th smallest breakpoint is
+    optimal (n_pos = number of y_i = +1).  Returns the midpoint of that
+    interval (the breakpoint itself at either end).
+    """
+    n_pos = int(np.count_nonzero(y > 0))
+    if n_pos == 0 or n_pos == len(y):
+        raise ValueError("the offset needs both classes among the samples")
+    breaks = np.partition(y - f, (n_pos - 1, n_pos))
+    return 0.5 * (breaks[n_pos - 1] + breaks[n_pos])
+
+
 def summarize(states, diag):
     """The paper's instruments, summed over binary problems, as a JSON-ready dict.
 
