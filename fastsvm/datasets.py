@@ -92,7 +92,8 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
     Returns
     -------
     X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
-        Feature values.
+        Feature values, with int32 indices where they fit (as every
+        scikit-learn estimator accepts).
     y : ndarray of shape (n_samples,), dtype float64
         Labels, as written in the file.
 
@@ -119,7 +120,12 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
         raise DataFormatError(
             f"could not read LIBSVM file '{path}': it holds non-finite values (nan or inf)"
         )
-    return sp.csr_matrix(X), np.asarray(y, dtype=np.float64)
+    X = sp.csr_matrix(X)
+    if X.nnz < 2**31 and X.shape[1] < 2**31:
+        # scikit-learn's loader gives int64 indices; some estimators (SVC) accept only int32
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X, np.asarray(y, dtype=np.float64)
 
 
 @dataclass(frozen=True)

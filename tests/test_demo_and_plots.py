@@ -1,0 +1,21 @@
+"""The main job (demo) and the plots run end to end."""
+
+import re
+
+from fastsvm import demo
+from fastsvm.plotting import plot_merge_surfaces
+
+
+def test_demo_reports_accuracy_and_time(capsys):
+    assert demo.main(["--budget", "30", "--epochs", "1", "--no-svc"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("fastsvm BudgetSVC"))
+    accuracy = float(re.search(r"([\d.]+)%", line).group(1))
+    assert accuracy > 80.0  # a9a, 1 epoch, budget 30
+    assert "merges" in out
+
+
+def test_merge_surface_plot_is_written(tmp_path):
+    fig = plot_merge_surfaces(tmp_path / "fig2.png")
+    assert (tmp_path / "fig2.png").stat().st_size > 10_000
+    assert len(fig.axes) == 2
