@@ -260,6 +260,30 @@ def test_unsorted_csr_indices_are_handled():
     assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-12)
 
 
+def test_malformed_csr_is_rejected_before_compiled_code():
+    X, y = _moons()
+    A = sp.csr_matrix(X)
+    A.indices = A.indices.copy()
+    A.indices[5] = 7  # out of range for 2 features; scipy does not check on its own
+    with pytest.raises(ValueError, match="malformed CSR|column index"):
+        BudgetSVC(budget=10).fit(A, y)
+
+
+def test_duplicate_csr_entries_are_summed_and_input_untouched():
+    X, y = _moons()
+    A = sp.csr_matrix(X)
+    n = X.shape[0]
+    # every value stored as two halves under the same column index
+    dup = sp.csr_matrix((np.repeat(X.ravel() / 2, 2), np.tile([0, 0, 1, 1], n),
+                         np.arange(0, 4 * n + 1, 4)), shape=X.shape)
+    dup.has_canonical_format = False
+    nnz = dup.nnz
+    a = BudgetSVC(budget=10, random_state=0).fit(A, y)
+    b = BudgetSVC(budget=10, random_state=0).fit(dup, y)
+    assert dup.nnz == nnz  # the caller's matrix is not modified
+    assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-12)
+
+
 def test_partial_fit_on_a_loaded_model_is_refused(tmp_path):
     from fastsvm.persistence import load_model, save_model
 

@@ -30,9 +30,20 @@ class PackedData:
 
     @classmethod
     def from_matrix(cls, X):
-        """Pack a validated float32/float64 C-ordered ndarray or canonical CSR matrix."""
+        """Pack a validated float32/float64 C-ordered ndarray or CSR matrix.
+
+        The compiled kernel writes through CSR column indices unchecked, so
+        they are verified here (scipy does not check them on construction),
+        and duplicate entries are summed on a copy.
+        """
         if sp.issparse(X):
-            X.sort_indices()
+            try:
+                X.check_format(full_check=True)
+            except ValueError as err:
+                raise ValueError(f"malformed CSR matrix: {err}") from err
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
             return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
                        X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X))
         empty_i = np.empty(0, dtype=np.int64)
