@@ -50,12 +50,12 @@ Lookup-WD and GSS-precise side by side (Table 3), without changing the
 training path, which follows ``method``.
 """
 
-import math
 
 import numpy as np
 from numba import njit
 
 from .._cycles import read_cycle_counter
+from .._exp import exp_nonpositive
 from .._options import JIT_OPTIONS
 from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
                               s_at, wd_at)
@@ -88,23 +88,24 @@ N_DIAG = 4
 
 
 @njit(**JIT_OPTIONS)
+def _axpy(v, col, n_sv, out):
+    """out[j] += v * col[j] for j < n_sv: one feature's contribution to n_sv dot products."""
+    for j in range(n_sv):
+        out[j] += v * col[j]
+
+
+@njit(**JIT_OPTIONS)
 def _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, out):
     """out[j] = <x_i, sv_j> for j < n_sv, x_i a dense row of X or a CSR row."""
     for j in range(n_sv):
         out[j] = 0.0
     if is_sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            v = data[p]
-            col = svt[indices[p]]
-            for j in range(n_sv):
-                out[j] += v * col[j]
+            _axpy(data[p], svt[indices[p]], n_sv, out)
     else:
         for f in range(X.shape[1]):
-            v = X[i, f]
-            if v != 0.0:
-                col = svt[f]
-                for j in range(n_sv):
-                    out[j] += v * col[j]
+            if X[i, f] != 0.0:
+                _axpy(X[i, f], svt[f], n_sv, out)
 
 
 @njit(**JIT_OPTIONS)
@@ -121,11 +122,15 @@ def _store_row(X, data, indices, indptr, is_sparse, i, svt, slot):
 
 
 @njit(**JIT_OPTIONS)
-def _rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out):
-    """out[j] = exp(-gamma max(0, ||x||^2 + ||sv_j||^2 - 2 dots[j]))."""
+def _rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
+    """out[j] = exp(-gamma max(0, ||x||^2 + ||sv_j||^2 - 2 dots[j])).
+
+    ``dots`` is overwritten with the exponents (exp into a separate array
+    vectorises; in place it does not); ``bits`` is int64 scratch.
+    """
     for j in range(n_sv):
-        d2 = sq_x + sv_sq[j] - 2.0 * dots[j]
-        out[j] = math.exp(-gamma * max(d2, 0.0))
+        dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
+    exp_nonpositive(dots, n_sv, out, bits)
 
 
 @njit(**JIT_OPTIONS)
@@ -200,7 +205,7 @@ def _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_su
 
 @njit(**JIT_OPTIONS)
 def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
-              table_h, table_wd, kappa_row, m_row, wd_row, dots, stats, timers, diag_sums):
+              table_h, table_wd, kappa_row, m_row, wd_row, dots, bits, stats, timers, diag_sums):
     """Reduce n_sv = B+1 support vectors to B (Alg. 1); returns the new n_sv."""
     t_start = read_cycle_counter()
     stats[ST_MAINTENANCE] += 1
@@ -217,12 +222,9 @@ def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
         for j in range(n_sv):
             dots[j] = 0.0
         for f in range(svt.shape[0]):
-            v = svt[f, a]
-            if v != 0.0:
-                col = svt[f]
-                for j in range(n_sv):
-                    dots[j] += v * col[j]
-        _rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kappa_row)
+            if svt[f, a] != 0.0:
+                _axpy(svt[f, a], svt[f], n_sv, dots)
+        _rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kappa_row, bits)
     kappa_row[a] = 1.0
     for j in range(n_sv):
         m_row[j] = beta[a] / (beta[a] + beta[j]) if beta[j] * beta[a] > 0.0 else -1.0
@@ -281,6 +283,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, 
     kappa_row = np.empty(cap)
     m_row = np.empty(cap)
     wd_row = np.empty(cap)
+    bits = np.empty(cap, dtype=np.int64)
     t = t0
     for k in range(order.shape[0]):
         i = order[k]
@@ -288,7 +291,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, 
         margin = 0.0
         if n_sv > 0:
             _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
-            _rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals)
+            _rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
             acc = 0.0
             for j in range(n_sv):
                 acc += beta[j] * kvals[j]
@@ -303,7 +306,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, 
             if n_sv > budget:
                 n_sv = _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method,
                                  diag, table_h, table_wd, kappa_row, m_row, wd_row, dots,
-                                 stats, timers, diag_sums)
+                                 bits, stats, timers, diag_sums)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv
