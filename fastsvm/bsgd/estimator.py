@@ -5,6 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -84,6 +85,10 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         record how often GSS and the lookups choose the same partner and by
         which factor their weight degradation exceeds GSS-precise (Table 3 of
         the paper).  Slower; the training path is unchanged.
+    n_jobs : int or None, default=None
+        Threads for the binary problems of a multi-class fit (the compiled
+        steps release the GIL); None means 1, -1 all cores.  The result does
+        not depend on it.
     random_state : int, RandomState instance or None, default=None
         Seeds the order in which examples are visited.
     verbose : int, default=0
@@ -141,13 +146,14 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         "merge_method": [StrOptions(set(METHODS))],
         "fit_intercept": ["boolean"],
         "diagnostics": ["boolean"],
+        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, C=1.0, gamma="scale", budget=500, epochs=5, maintenance="merge",
-                 merge_method="lookup-wd", fit_intercept=True, diagnostics=False, random_state=None,
-                 verbose=0):
+                 merge_method="lookup-wd", fit_intercept=True, diagnostics=False, n_jobs=None,
+                 random_state=None, verbose=0):
         self.C = C
         self.gamma = gamma
         self.budget = budget
@@ -156,6 +162,7 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         self.merge_method = merge_method
         self.fit_intercept = fit_intercept
         self.diagnostics = diagnostics
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -248,15 +255,23 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         tables = load_tables()
         n = X.shape[0]
         total = n * epochs * len(targets)
+        # one seed per binary model, drawn up front: results do not depend on n_jobs
+        seeds = self._rng.randint(np.iinfo(np.int32).max, size=len(targets))
         started = time.perf_counter()
+
+        def train_one(state, y_bin, seed, bar):
+            rng = np.random.RandomState(seed)
+            for _ in range(epochs):
+                run_pass(state, packed, y_bin, rng.permutation(n).astype(np.int64), self._lam,
+                         self.gamma_, self.budget, MAINTENANCE[self.maintenance],
+                         METHODS[self.merge_method], self.diagnostics, tables, progress=bar)
+
         with tqdm(total=total, disable=not self.verbose, unit="step", unit_scale=True,
                   desc="BudgetSVC", leave=False) as bar:
-            for state, y_bin in zip(self._states, targets):
-                for _ in range(epochs):
-                    order = self._rng.permutation(n).astype(np.int64)
-                    run_pass(state, packed, y_bin, order, self._lam, self.gamma_, self.budget,
-                             MAINTENANCE[self.maintenance], METHODS[self.merge_method],
-                             self.diagnostics, tables, progress=bar)
+            # the compiled steps release the GIL, so threads run the binary problems in parallel
+            Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(train_one)(state, y_bin, seed, bar)
+                for state, y_bin, seed in zip(self._states, targets, seeds))
         self._publish()
         if self.fit_intercept:
             raw = self._raw_decision(X)

@@ -1,0 +1,123 @@
+"""Smoke runs of the benchmark scripts, so they never rot.
+
+Each script's ``main`` runs in-process with ``--smoke`` (2,000 training rows,
+1 run, 1 epoch, budget 20) on small sets and writes into ``tmp_path``; the
+tests check that the JSON and markdown hold the expected keys and rows.
+Skipped when the data folder lacks the files.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastsvm.datasets import DATASETS, get_data_dir
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import _harness  # noqa: E402
+import bsgd_paper_tables  # noqa: E402
+import bsgd_vs_svc  # noqa: E402
+import run_all  # noqa: E402
+
+SETS = ["phishing", "a9a"]
+
+
+def _have(name):
+    directory = get_data_dir()
+    return all((directory / f.name).is_file() or (directory / f.download_name).is_file()
+               for f in DATASETS[name].files)
+
+
+pytestmark = pytest.mark.skipif(not all(_have(s) for s in SETS),
+                                reason=f"data folder {get_data_dir()} lacks {SETS}")
+
+
+def _read(out, name):
+    payload = json.loads((out / f"{name}.json").read_text())
+    markdown = (out / f"{name}.md").read_text()
+    return payload, markdown
+
+
+def _check_common(payload):
+    assert set(payload) >= {"settings", "machine", "results", "wall_s"}
+    assert payload["settings"]["smoke"] is True
+    for key in ("date", "fastsvm", "platform", "cpu_count", "python"):
+        assert key in payload["machine"]
+
+
+def test_paper_tables_smoke(tmp_path):
+    bsgd_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *SETS])
+    payload, md = _read(tmp_path, "bsgd_paper_tables")
+    _check_common(payload)
+    cells = payload["results"]["cells"]
+    assert [(c["set"], c["budget"]) for c in cells] == [(s, 20) for s in SETS]
+    for cell in cells:
+        assert set(cell["methods"]) == set(bsgd_paper_tables.METHODS)
+        assert len(cell["raw"]) == len(bsgd_paper_tables.METHODS)  # 1 run x 4 methods
+        for agg in cell["methods"].values():
+            assert 0.5 < agg["accuracy_mean"] <= 1.0
+            assert agg["median_time_fit_s"] > 0
+            for key in ("median_time_maintenance_s", "median_time_section_a_s",
+                        "median_time_section_b_s", "merge_frequency",
+                        "median_steps_per_second", "median_us_per_merge"):
+                assert key in agg
+        for lookup in bsgd_paper_tables.LOOKUPS:
+            assert set(cell["savings"][lookup]) == {
+                "total_time_saving_of_medians", "total_time_saving_paired_median",
+                "merge_time_saving_of_medians"}
+    diags = payload["results"]["diagnostics"]
+    assert [d["set"] for d in diags] == SETS
+    for d in diags:
+        assert 0.0 <= d["equal_decisions_gss_lookup_wd"] <= 1.0
+        assert d["wd_factor_gss"] >= 1.0 - 1e-9
+        assert "wd_factor_lookup_wd" in d and "wd_factor_lookup_h" in d
+    assert "## Table 2" in md and "## Table 3" in md and "merge decisions" in md
+    for s in SETS:
+        for method in bsgd_paper_tables.METHODS:
+            assert f"| {s} | 20 | {method} |" in md
+    assert (tmp_path / "bsgd_paper_tables.png").stat().st_size > 0
+
+
+def test_vs_svc_smoke(tmp_path):
+    # The cap looks at the full training set: --svc-max-n 10000 lies between
+    # phishing (8,844 rows: SVC on all smoke rows) and a9a (32,561 rows: SVC
+    # capped, on a subsample), so both paths run.
+    bsgd_vs_svc.main(["--smoke", "--out", str(tmp_path), "--sets", *SETS,
+                      "--svc-max-n", "10000"])
+    payload, md = _read(tmp_path, "bsgd_vs_svc")
+    _check_common(payload)
+    by_set = {e["set"]: e for e in payload["results"]}
+    assert list(by_set) == SETS
+    phishing = [r["model"] for r in by_set["phishing"]["rows"]]
+    a9a = [r["model"] for r in by_set["a9a"]["rows"]]
+    assert phishing == ["BudgetSVC", "SVC"]            # 8,844 rows: under the cap
+    assert a9a == ["BudgetSVC", "BudgetSVC", "SVC"]    # 32,561 rows: SVC on a subsample
+    assert by_set["a9a"]["rows"][2]["n_rows"] == 1000
+    for entry in payload["results"]:
+        for r in entry["rows"]:
+            assert 0.5 < r["accuracy"] <= 1.0 and r["fit_s"] > 0 and r["n_support"] > 0
+        assert entry["rows"][-1]["time_ratio_svc_over_budgetsvc"] > 0
+        assert entry["rows"][0]["steps_per_second"] > 0
+    assert "SVC capped" in md
+    for s in SETS:
+        assert f"| {s} | BudgetSVC |" in md and f"| {s} | SVC |" in md
+    assert (tmp_path / "bsgd_vs_svc.png").stat().st_size > 0
+
+
+def test_run_all_smoke(tmp_path):
+    payloads = run_all.main(["--smoke", "--out", str(tmp_path), "--sets", "phishing"])
+    assert set(payloads) == set(run_all.SCRIPTS)
+    for name in run_all.SCRIPTS:
+        assert (tmp_path / f"{name}.json").is_file() and (tmp_path / f"{name}.md").is_file()
+
+
+def test_smoke_never_writes_results_dir():
+    args = bsgd_paper_tables.parse_args(["--smoke", "--out", str(_harness.RESULTS_DIR)])
+    with pytest.raises(SystemExit):
+        _harness.output_dir(args)
+    default = _harness.output_dir(bsgd_vs_svc.parse_args(["--smoke"]))
+    assert default.resolve() != _harness.RESULTS_DIR.resolve()
+    default.rmdir()
