@@ -82,10 +82,14 @@ def load_split(name, smoke=False):
     """``load_dataset(name)``, cut to the smoke sizes when ``smoke``."""
     from fastsvm.datasets import load_dataset
 
-    X_train, y_train, X_test, y_test = load_dataset(name)
-    if smoke:
-        X_train, y_train = subsample(X_train, y_train, SMOKE_TRAIN_ROWS)
-        X_test, y_test = subsample(X_test, y_test, SMOKE_TEST_ROWS)
+    split = load_dataset(name)
+    return smoke_cut(*split) if smoke else split
+
+
+def smoke_cut(X_train, y_train, X_test, y_test):
+    """Stratified subsamples of the smoke sizes of a train/test split."""
+    X_train, y_train = subsample(X_train, y_train, SMOKE_TRAIN_ROWS)
+    X_test, y_test = subsample(X_test, y_test, SMOKE_TEST_ROWS)
     return X_train, y_train, X_test, y_test
 
 
@@ -128,15 +132,14 @@ def machine_info():
 
     import fastsvm
 
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT,
-                                capture_output=True, text=True, timeout=10).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        commit = None
+    commit = _git("rev-parse", "--short", "HEAD")
+    # Uncommitted edits of the library make the commit only approximate.
+    dirty = _git("status", "--porcelain", "--", "fastsvm")
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "fastsvm": fastsvm.__version__,
         "git_commit": commit,
+        "git_dirty_fastsvm": None if dirty is None else bool(dirty),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
@@ -149,9 +152,23 @@ def machine_info():
     }
 
 
-def write_json(path, settings, results, wall_s=None):
-    """Write ``{"settings", "machine", "wall_s", "results"}`` to ``path``; return the dict."""
-    payload = {"settings": settings, "machine": machine_info(), "wall_s": wall_s,
+def _git(*args):
+    """Output of a git command in the repository (stripped), or None if git fails."""
+    try:
+        done = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def write_json(path, settings, results, wall_s=None, machine=None):
+    """Write ``{"settings", "machine", "wall_s", "results"}`` to ``path``; return the dict.
+
+    ``machine``: ``machine_info()`` taken when the run started (the code that
+    ran); taken now when None.
+    """
+    payload = {"settings": settings, "machine": machine or machine_info(), "wall_s": wall_s,
                "results": results}
     Path(path).write_text(json.dumps(payload, indent=2, default=_json_default) + "\n")
     return payload
@@ -182,20 +199,20 @@ def header_lines(title, payload):
         f"# {title}",
         "",
         f"Run {m['date']} on {m['platform']} ({m['cpu_count']} CPUs), Python {m['python']}, "
-        f"fastsvm {m['fastsvm']} (commit {m['git_commit']}), numpy {m['numpy']}, "
+        f"fastsvm {m['fastsvm']} (commit {m['git_commit']}"
+        + (", with uncommitted library edits" if m.get("git_dirty_fastsvm") else "")
+        + f"), numpy {m['numpy']}, "
         f"scikit-learn {m['scikit-learn']}, numba {m['numba']}."
-        + (f" Wall time {wall / 60:.1f} min." if wall is not None else ""),
+        + (f" Wall time {wall / 60:.1f} min." if wall is not None else "")
+        + (f" Note: {m['note']}" if m.get("note") else ""),
         "",
     ]
 
 
-def fmt(x, digits=3, pct=False):
-    """Format a number (None -> 'n/a'); ``pct`` multiplies by 100 and adds '%'."""
-    if x is None:
-        return "n/a"
-    if pct:
-        return f"{100 * x:.{max(digits - 2, 1)}f}%"
-    return f"{x:.{digits}g}" if abs(x) >= 1e4 or (x != 0 and abs(x) < 1e-3) else f"{x:.{digits}f}"
+def pow2(x):
+    """'2^k' when x is a power of two, else x in short form."""
+    e = float(np.log2(x))
+    return f"2^{int(round(e))}" if abs(e - round(e)) < 1e-9 else f"{x:g}"
 
 
 def setup_matplotlib():
