@@ -52,9 +52,9 @@ def test_negligible_weight_gives_the_other_point():
     """m = 0: z must be x_b (h -> 0) with no degradation, to the precision of the search."""
     kappa = np.array([0.0075, 0.3, 0.9])
     h, wd = solve(np.zeros(3), kappa, "gss-precise")
-    assert np.all(h < 1e-8) and np.all(wd < 1e-15)
+    assert np.all(h < 1e-7) and np.all(wd < 1e-15)  # h only to ~sqrt(eps / -log kappa)
     h, wd = solve(np.ones(3), kappa, "gss-precise")
-    assert np.all(h > 1 - 1e-8) and np.all(wd < 1e-15)
+    assert np.all(h > 1 - 1e-7) and np.all(wd < 1e-15)
     h, _ = solve(np.zeros(3), kappa, "gss")  # the reference GSS stops within its 0.01 bracket
     assert np.all((h > 0) & (h < 0.005))
 
