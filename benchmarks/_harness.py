@@ -174,6 +174,16 @@ def write_json(path, settings, results, wall_s=None, machine=None):
     return payload
 
 
+def write_outputs(out, name, settings, results, started, machine, render_markdown, plot):
+    """Write ``name``.json, .md and .png into ``out`` and log the wall time since ``started``."""
+    wall = time.perf_counter() - started
+    payload = write_json(out / f"{name}.json", settings, results, wall_s=wall, machine=machine)
+    (out / f"{name}.md").write_text(render_markdown(payload) + "\n")
+    plot(payload, out / f"{name}.png")
+    log(f"wrote {out / name}.{{json,md,png}} in {wall / 60:.1f} min")
+    return payload
+
+
 def _json_default(obj):
     if isinstance(obj, np.generic):
         return obj.item()

@@ -264,12 +264,7 @@ def main(argv=None):
             results["diagnostics"].append(row)
             H.log(f"  {name} B={budget} diagnostics: equal(gss, lookup-wd)="
                   f"{row['equal_decisions_gss_lookup_wd']:.4f} ({seconds:.1f}s)")
-    wall = time.perf_counter() - started
-    payload = H.write_json(out / f"{NAME}.json", settings, results, wall_s=wall, machine=machine)
-    (out / f"{NAME}.md").write_text(render_markdown(payload) + "\n")
-    plot(payload, out / f"{NAME}.png")
-    H.log(f"wrote {out / NAME}.{{json,md,png}} in {wall / 60:.1f} min")
-    return payload
+    return H.write_outputs(out, NAME, settings, results, started, machine, render_markdown, plot)
 
 
 # ------------------------------------------------------------------ output

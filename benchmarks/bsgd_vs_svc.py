@@ -169,12 +169,7 @@ def main(argv=None):
                 svc["time_ratio_svc_over_budgetsvc"] = svc["fit_s"] / sub["fit_s"]
                 entry["rows"] += [sub, svc]
         results.append(entry)
-    wall = time.perf_counter() - started
-    payload = H.write_json(out / f"{NAME}.json", settings, results, wall_s=wall, machine=machine)
-    (out / f"{NAME}.md").write_text(render_markdown(payload) + "\n")
-    plot(payload, out / f"{NAME}.png")
-    H.log(f"wrote {out / NAME}.{{json,md,png}} in {wall / 60:.1f} min")
-    return payload
+    return H.write_outputs(out, NAME, settings, results, started, machine, render_markdown, plot)
 
 
 def render_markdown(payload):
