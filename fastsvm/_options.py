@@ -16,6 +16,24 @@ PREDICT_CHUNK_ROWS
     Rows of X per block when evaluating the kernel matrix against the support
     vectors in ``decision_function``; bounds the memory of prediction to
     ``PREDICT_CHUNK_ROWS * n_support_vectors`` doubles.
+EMBED_CHUNK_BYTES
+    Size of the float64 kernel block K(X_chunk, landmarks) that the Nystrom
+    embedding computes at a time: the rows per chunk are this divided by
+    8 * n_components.  The n x r embedding itself is stored once, in
+    ``EMBED_DTYPE``.
+EMBED_DTYPE
+    Storage type of the Nystrom embedding inside ``NystromSVC.fit``.
+    float32 halves the memory the paper names as Snacks' bottleneck; the
+    kernel blocks and the projection are computed in float64 and rounded once.
+NYSTROM_EIG_RTOL
+    Rank cut-off of the Nystrom map: eigenvalues of K_mm below
+    ``NYSTROM_EIG_RTOL * max eigenvalue`` are dropped instead of inverted.
+    Dropping eigenvalue s changes a kernel value by at most about s; inverting
+    it would amplify rounding errors by 1 / sqrt(s).
+LEVERAGE_POOL_FACTOR, LEVERAGE_SKETCH_SIZE
+    Approximate ridge leverage-score sampling scores a uniform pool of
+    ``LEVERAGE_POOL_FACTOR * n_components`` rows against a uniform sketch of
+    at most ``LEVERAGE_SKETCH_SIZE`` rows (its cost is pool x sketch^2).
 """
 
 JIT_OPTIONS = dict(
@@ -25,3 +43,8 @@ JIT_OPTIONS = dict(
 )
 CHUNK_STEPS = 20_000
 PREDICT_CHUNK_ROWS = 4096
+EMBED_CHUNK_BYTES = 64 * 2**20
+EMBED_DTYPE = "float32"
+NYSTROM_EIG_RTOL = 1e-7
+LEVERAGE_POOL_FACTOR = 10
+LEVERAGE_SKETCH_SIZE = 1000

@@ -1,13 +1,22 @@
-"""Gaussian (RBF) kernel helpers shared by the estimators.
+"""Kernel helpers shared by the estimators.
 
-k(x, x') = exp(-gamma ||x - x'||^2).  Batch evaluation goes through BLAS
-(``X @ SV.T``) in row blocks of ``fastsvm._options.PREDICT_CHUNK_ROWS``, for
-dense and CSR sparse X alike.
+Gaussian (RBF) kernel k(x, x') = exp(-gamma ||x - x'||^2) everywhere; the
+Nystrom estimator also takes the other kernels of :data:`KERNELS`.  Batch
+evaluation goes through BLAS (``X @ SV.T``) in row blocks of
+``fastsvm._options.PREDICT_CHUNK_ROWS``, for dense and CSR sparse X alike.
 """
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
+
+#: Kernels of :func:`kernel_matrix`, with the parameters each one uses.
+KERNELS = {
+    "rbf": ("gamma",),            # exp(-gamma ||x - x'||^2)
+    "laplacian": ("gamma",),      # exp(-gamma ||x - x'||_1)
+    "poly": ("gamma", "degree", "coef0"),  # (gamma <x, x'> + coef0)^degree
+    "linear": (),                 # <x, x'>
+}
 
 from . import _options
 
@@ -21,6 +30,18 @@ def resolve_gamma(gamma, X):
     else:
         var = X.var()
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+def kernel_matrix(X, Y, kernel, gamma=None, degree=3, coef0=0.0):
+    """K(X, Y) in float64 for a kernel of :data:`KERNELS` (scikit-learn's ``pairwise_kernels``).
+
+    Float32 input is promoted first: the RBF distances ||x||^2 + ||y||^2 - 2<x, y>
+    lose most of their digits to cancellation in single precision.
+    """
+    params = {"gamma": gamma, "degree": degree, "coef0": coef0}
+    X = X.astype(np.float64, copy=False)
+    Y = Y.astype(np.float64, copy=False)
+    return pairwise_kernels(X, Y, metric=kernel, **{k: params[k] for k in KERNELS[kernel]})
 
 
 def row_sq_norms(X):

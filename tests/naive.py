@@ -98,3 +98,46 @@ class NaiveBSGD:
         z, alpha_z = merge(self.sv[a], self.sv[b], aa, self.alpha[b], self.gamma, self.method)
         self.sv[b], self.alpha[b] = z, alpha_z
         self._delete(a)
+
+
+# ---------------------------------------------------------------- Snacks
+def nystrom_embedding(X, landmarks, gamma):
+    """The paper's map x -> (K_mm^{1/2})^+ k_m(x) literally, with an explicit
+    matrix square root and pseudo-inverse (Snacks, Sec. II-A); rows of the result."""
+    X, L = np.asarray(X, dtype=float), np.asarray(landmarks, dtype=float)
+    K_mm = np.array([[rbf(a, b, gamma) for b in L] for a in L])
+    K_nm = np.array([[rbf(x, b, gamma) for b in L] for x in X])
+    s, U = np.linalg.eigh(K_mm)
+    root = (U * np.sqrt(np.clip(s, 0, None))) @ U.T
+    return K_nm @ np.linalg.pinv(root, rcond=1e-7, hermitian=True)
+
+
+def hinge_objective(Phi, y, w, b, lam):
+    """(lambda/2)(||w||^2 + b^2) + mean hinge, the offset as a constant feature 1."""
+    margins = y * (Phi @ w + b)
+    return 0.5 * lam * (w @ w + b * b) + np.mean(np.maximum(0.0, 1.0 - margins))
+
+
+def assg_stage(Phi, y, lam, w, eta, radius, order):
+    """One ASSG stage (Snacks Alg. 1 with step (7)) on x_i = (phi_i, 1): the average iterate."""
+    X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
+    center, w, avg = w.copy(), w.copy(), np.zeros_like(w)
+    for i in order:
+        g = lam * w - (y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        w = w - eta * g
+        dist = np.linalg.norm(w - center)
+        if dist > radius:
+            w = center + radius / dist * (w - center)
+        avg += w / len(order)
+    return avg
+
+
+def pegasos(Phi, y, lam, order):
+    """Pegasos with step 1/(lambda t) and projection onto ||w|| <= 1/sqrt(lambda), on x_i = (phi_i, 1)."""
+    X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
+    w = np.zeros(X.shape[1])
+    for t, i in enumerate(order, start=1):
+        g = lam * w - (y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        w = w - g / (lam * t)
+        w *= min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w))) if w.any() else 1.0
+    return w

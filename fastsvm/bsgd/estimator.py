@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from .._validation import check_csr_format
 from ..kernels import rbf_expansion, resolve_gamma
 from ..merge import METHODS
 from ..merge.table import load_tables
@@ -304,7 +305,7 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "dual_coef_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        decision = self._raw_decision(X) + self.intercept_
+        decision = self._raw_decision(check_csr_format(X)) + self.intercept_
         return decision[:, 0] if decision.shape[1] == 1 else decision
 
     def _raw_decision(self, X):

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from .. import _options
 from .._cycles import ticks_per_second
+from .._validation import check_csr_format
 from ..kernels import row_sq_norms
 from . import _kernels as K
 
@@ -36,14 +37,8 @@ class PackedData:
         they are verified here (scipy does not check them on construction),
         and duplicate entries are summed on a copy.
         """
+        X = check_csr_format(X)
         if sp.issparse(X):
-            try:
-                X.check_format(full_check=True)
-            except ValueError as err:
-                raise ValueError(f"malformed CSR matrix: {err}") from err
-            if not X.has_canonical_format:
-                X = X.copy()
-                X.sum_duplicates()
             return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
                        X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X))
         empty_i = np.empty(0, dtype=np.int64)

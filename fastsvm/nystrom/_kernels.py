@@ -1,0 +1,102 @@
+r"""Compiled stochastic subgradient steps on a dense embedding (Snacks and Pegasos).
+
+Both solve the linear SVM on embedded rows :math:`\phi_i \in \mathbb{R}^r`,
+augmented by a constant feature ``bias_feature`` (1 with an intercept, 0
+without), so the weight vector ``w`` has r + 1 entries, the last one being
+the offset's weight:
+
+.. math::
+
+    P(w) = \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_{i=1}^n
+    \max(0, 1 - y_i \langle w, (\phi_i, s)\rangle),
+
+with stochastic subgradient :math:`g = \lambda w - [y_i\langle w, x_i\rangle < 1]\, y_i x_i`
+on a uniformly drawn example i (Snacks eq. (8)).  The kernels take the
+example indices to visit (drawn by the driver), update ``w`` in place and
+return the number of margin violations; they never allocate.
+"""
+
+import math
+
+import numba
+
+from .._options import JIT_OPTIONS
+
+
+@numba.njit(**JIT_OPTIONS)
+def _margin(Phi, i, w, bias_feature):
+    r = Phi.shape[1]
+    f = w[r] * bias_feature
+    for j in range(r):
+        f += w[j] * Phi[i, j]
+    return f
+
+
+@numba.njit(**JIT_OPTIONS)
+def assg_steps(Phi, y, bias_feature, order, lam, eta, center, radius, w, w_avg, avg_weight):
+    """Inner loop of one ASSG stage (Snacks Alg. 1, lines 4-7, step (7)).
+
+    For each index i of ``order``:
+    w <- Pi_{B(center, radius)}[w - eta * g(w; i)], then
+    w_avg += avg_weight * w (avg_weight = 1/T accumulates the stage average).
+    """
+    r = Phi.shape[1]
+    shrink = 1.0 - eta * lam
+    radius_sq = radius * radius
+    violations = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        step = 0.0
+        if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
+            step = eta * y[i]
+            violations += 1
+        dist_sq = 0.0
+        for j in range(r):
+            v = shrink * w[j] + step * Phi[i, j]
+            w[j] = v
+            dist_sq += (v - center[j]) ** 2
+        v = shrink * w[r] + step * bias_feature
+        w[r] = v
+        dist_sq += (v - center[r]) ** 2
+        if dist_sq > radius_sq:
+            scale = radius / math.sqrt(dist_sq)
+            for j in range(r + 1):
+                w[j] = center[j] + scale * (w[j] - center[j])
+        for j in range(r + 1):
+            w_avg[j] += avg_weight * w[j]
+    return violations
+
+
+@numba.njit(**JIT_OPTIONS)
+def pegasos_steps(Phi, y, bias_feature, order, lam, t0, project, w):
+    """Pegasos steps (Shalev-Shwartz et al. 2011, Fig. 1, k = 1) from step counter t0.
+
+    Step t = t0 + 1, t0 + 2, ...: eta_t = 1 / (lambda t),
+    w <- (1 - 1/t) w + [y_i <w, x_i> < 1] eta_t y_i x_i, then, with
+    ``project``, w is scaled back into the ball of radius 1 / sqrt(lambda)
+    that holds the optimum.
+    """
+    r = Phi.shape[1]
+    max_sq = 1.0 / lam
+    violations = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        tt = t0 + t + 1.0
+        shrink = 1.0 - 1.0 / tt
+        step = 0.0
+        if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
+            step = y[i] / (lam * tt)
+            violations += 1
+        norm_sq = 0.0
+        for j in range(r):
+            v = shrink * w[j] + step * Phi[i, j]
+            w[j] = v
+            norm_sq += v * v
+        v = shrink * w[r] + step * bias_feature
+        w[r] = v
+        norm_sq += v * v
+        if project and norm_sq > max_sq:
+            scale = math.sqrt(max_sq / norm_sq)
+            for j in range(r + 1):
+                w[j] *= scale
+    return violations

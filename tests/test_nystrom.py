@@ -1,0 +1,295 @@
+"""NystromSVC (Snacks): the embedding, the compiled solver steps against NumPy
+oracles, the optimum against LIBLINEAR, accuracy floors, determinism and bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_blobs, make_classification, make_moons
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.svm import LinearSVC
+
+from fastsvm import NystromSVC
+from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
+from fastsvm.nystrom import _kernels
+from fastsvm.nystrom.embedding import NystromMap, sample_landmarks
+from fastsvm.nystrom.solver import primal_objective, solve_assg
+
+from . import naive
+
+
+def _moons(n=300, seed=0):
+    X, y = make_moons(n, noise=0.15, random_state=seed)
+    return X, y
+
+
+# ------------------------------------------------------------- embedding
+@pytest.mark.parametrize("kernel, params", [
+    ("rbf", dict(gamma=0.7)),
+    ("laplacian", dict(gamma=0.3)),
+    ("poly", dict(gamma=0.5, degree=2, coef0=1.0)),
+    ("linear", dict()),
+])
+def test_embedding_with_all_points_reproduces_kernel_matrix(kernel, params):
+    X, _ = make_classification(120, 6, random_state=0)
+    nmap = NystromMap.fit(X, kernel=kernel, **params)
+    Phi = nmap.transform(X, dtype=np.float64)
+    K = pairwise_kernels(X, metric=kernel, **params)
+    assert_allclose(Phi @ Phi.T, K, atol=1e-6 * np.abs(K).max())
+    if kernel == "linear":
+        assert nmap.n_components == np.linalg.matrix_rank(X) == 4   # rank cut-off: rank of K
+
+
+def test_embedding_matches_the_papers_formula():
+    X, _ = _moons(80)
+    L = X[::4]
+    ours = NystromMap.fit(L, gamma=1.5).transform(X, dtype=np.float64)
+    paper = naive.nystrom_embedding(X, L, 1.5)
+    # the same map up to an orthogonal rotation: equal inner products
+    assert_allclose(ours @ ours.T, paper @ paper.T, atol=1e-9)
+
+
+def test_embedding_is_stable_with_duplicate_landmarks():
+    X, _ = _moons(100)
+    L = np.vstack([X[:20], X[:20]])          # K_mm singular
+    nmap = NystromMap.fit(L, gamma=1.0)
+    assert nmap.n_components <= 20
+    Phi = nmap.transform(X, dtype=np.float64)
+    assert np.isfinite(Phi).all()
+    K_nm = pairwise_kernels(X, X[:20], metric="rbf", gamma=1.0)
+    K_mm = pairwise_kernels(X[:20], metric="rbf", gamma=1.0)
+    assert_allclose(Phi @ Phi.T, K_nm @ np.linalg.pinv(K_mm, rcond=1e-7, hermitian=True) @ K_nm.T,
+                    atol=1e-6)
+
+
+def test_embedding_chunks_dense_sparse_and_float32(monkeypatch):
+    X, _ = make_classification(300, 8, random_state=1)
+    X[X < 0.3] = 0
+    nmap = NystromMap.fit(X[:40], gamma=0.2)
+    full = nmap.transform(X, dtype=np.float64)
+    monkeypatch.setattr("fastsvm._options.EMBED_CHUNK_BYTES", 8 * 40 * 7)   # 7-row chunks
+    assert_allclose(nmap.transform(sp.csr_matrix(X), dtype=np.float64), full, atol=1e-10)
+    f32 = nmap.transform(X.astype(np.float32), dtype=np.float32)
+    assert f32.dtype == np.float32
+    assert_allclose(f32, full, atol=1e-4 * np.abs(full).max())
+    W = np.arange(2 * nmap.n_components, dtype=float).reshape(-1, 2)
+    assert_allclose(nmap.apply(X, W), full @ W, rtol=1e-9, atol=1e-9)
+
+
+def test_leverage_sampling_prefers_rare_regions():
+    # 1,900 points in one tight cluster, 100 spread far out: uniform sampling
+    # gives the spread points 5 % of the landmarks, leverage scores much more
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 0.05, (1900, 2)), rng.uniform(-5, 5, (100, 2))])
+    rare = lambda idx: np.mean(idx >= 1900)  # noqa: E731
+    lev = sample_landmarks(X, 60, "leverage", np.random.default_rng(1), gamma=1.0)
+    uni = sample_landmarks(X, 60, "uniform", np.random.default_rng(1), gamma=1.0)
+    assert len(np.unique(lev)) == 60 and np.all(np.diff(lev) > 0)
+    assert rare(lev) > 0.4 > 0.15 > rare(uni)
+
+
+def test_leverage_sampling_can_take_every_row():
+    X, y = _moons(50)
+    assert_array_equal(sample_landmarks(X, 50, "leverage", np.random.default_rng(0), gamma=1.0),
+                       np.arange(50))
+    clf = NystromSVC(C=10, gamma=2.0, n_components=50, landmarks="leverage", random_state=0)
+    assert clf.fit(X, y).score(X, y) > 0.9
+
+
+# ------------------------------------------------- compiled steps vs oracles
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("radius", [0.3, 100.0])   # projection active / inactive
+def test_assg_stage_matches_oracle(dtype, radius):
+    X, y01 = _moons(60)
+    y = np.where(y01 == 1, 1.0, -1.0)
+    Phi = NystromMap.fit(X[:15], gamma=2.0).transform(X, dtype=dtype)
+    lam, eta = 0.01, 0.4
+    order = np.random.default_rng(3).integers(0, 60, 200)
+    start = np.random.default_rng(4).normal(0, 0.1, Phi.shape[1] + 1)
+    w, w_avg = start.copy(), np.zeros_like(start)
+    _kernels.assg_steps(Phi, y, 1.0, order, lam, eta, start.copy(), radius, w, w_avg, 1 / 200)
+    expected = naive.assg_stage(Phi.astype(float), y, lam, start, eta, radius, order)
+    assert_allclose(w_avg, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_pegasos_steps_match_oracle():
+    X, y01 = _moons(60)
+    y = np.where(y01 == 1, 1.0, -1.0)
+    Phi = NystromMap.fit(X[:15], gamma=2.0).transform(X, dtype=np.float64)
+    order = np.random.default_rng(5).integers(0, 60, 300)
+    w = np.zeros(Phi.shape[1] + 1)
+    lam = 0.05
+    # in two calls: the step counter carries over
+    _kernels.pegasos_steps(Phi, y, 1.0, order[:120], lam, 0, True, w)
+    _kernels.pegasos_steps(Phi, y, 1.0, order[120:], lam, 120, True, w)
+    assert_allclose(w, naive.pegasos(Phi, y, lam, order), rtol=1e-9, atol=1e-12)
+
+
+def test_primal_objective_matches_oracle():
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=(50, 7))
+    y = np.where(rng.random(50) > 0.5, 1.0, -1.0)
+    w = rng.normal(size=8)
+    assert_allclose(primal_objective(Phi, y, w, 1.0, 0.3),
+                    naive.hinge_objective(Phi, y, w[:-1], w[-1], 0.3), rtol=1e-12)
+
+
+def test_assg_approaches_the_liblinear_optimum():
+    X, y = make_classification(400, 5, n_informative=4, n_redundant=0, random_state=2)
+    C = 1.0
+    clf = NystromSVC(C=C, gamma=0.3, n_components=40, random_state=0, tol=None, max_stages=14,
+                     stage_steps=20 * 400).fit(X, y)
+    Phi = clf.transform(X)
+    lin = LinearSVC(C=C, loss="hinge", tol=1e-10, max_iter=200_000).fit(Phi, y)
+    yb = np.where(y == clf.classes_[1], 1.0, -1.0)
+    lam = 1 / (400 * C)
+    optimum = primal_objective(Phi, yb, np.r_[lin.coef_[0], lin.intercept_[0]], 1.0, lam)
+    ours = primal_objective(Phi, yb, np.r_[clf.coef_[0], clf.intercept_[0]], 1.0, lam)
+    assert clf.training_info_["objective"][0][-1] == pytest.approx(ours)
+    assert optimum <= ours <= optimum * 1.005
+    # the stage objectives decrease towards it
+    history = clf.training_info_["objective"][0]
+    assert history[-1] < history[2] < history[0] == 1.0
+
+
+def test_stopping_rule():
+    X, y = _moons(400)
+    fixed = NystromSVC(C=10, gamma=2.0, n_components=30, tol=None, max_stages=7, random_state=0)
+    fixed.fit(X, y)
+    assert fixed.n_iter_[0] == 7 and len(fixed.training_info_["objective"][0]) == 8
+    early = NystromSVC(C=10, gamma=2.0, n_components=30, tol=1e-2, max_stages=50, random_state=0)
+    early.fit(X, y)
+    history = early.training_info_["objective"][0]
+    assert early.training_info_["converged"] == [True]
+    assert early.n_iter_[0] < 50
+    assert abs(history[-2] - history[-1]) <= 1e-2 * history[-1]
+    assert all(abs(a - b) > 1e-2 * b for a, b in zip(history[:-2], history[1:-1]))
+
+
+def test_eta_calibration_picks_the_best_first_stage():
+    X, y = _moons(400)
+    clf = NystromSVC(C=10, gamma=2.0, n_components=30, random_state=0, max_stages=1).fit(X, y)
+    chosen = clf.training_info_["eta0"][0]
+    first = clf.training_info_["objective"][0][1]
+    Phi = clf.transform(X)
+    yb = np.where(y == 1, 1.0, -1.0)
+    lam = 1 / (400 * 10)
+    for eta in (chosen / 4, chosen * 4):
+        other = solve_assg(Phi, yb, 1.0, lam, eta, np.sqrt(2 / lam), 2.0, 400, 1, None,
+                           np.random.default_rng(0))
+        assert other.objective[1] >= first * 0.9  # no much better step nearby
+
+
+# ------------------------------------------------------------- estimator
+def test_labels_multiclass_sparse_and_determinism():
+    X, y = make_blobs(600, centers=4, cluster_std=1.0, random_state=0)
+    labels = np.array(["north", "east", "south", "west"])[y]
+    clf = NystromSVC(C=1, gamma=0.5, n_components=60, random_state=3).fit(X, labels)
+    assert clf.coef_.shape == (4, clf.n_components_) and clf.intercept_.shape == (4,)
+    assert set(clf.predict(X)) <= set(labels) and clf.score(X, labels) > 0.9
+    assert clf.decision_function(X).shape == (600, 4)
+    again = NystromSVC(C=1, gamma=0.5, n_components=60, random_state=3, n_jobs=2)
+    again.fit(sp.csr_matrix(X), labels)
+    assert_allclose(again.coef_, clf.coef_, rtol=1e-6, atol=1e-9)
+    assert_array_equal(again.component_indices_, clf.component_indices_)
+    other = NystromSVC(C=1, gamma=0.5, n_components=60, random_state=4).fit(X, labels)
+    assert not np.array_equal(other.component_indices_, clf.component_indices_)
+
+
+def test_transform_and_fit_transform():
+    X, y = _moons(200)
+    clf = NystromSVC(C=1, gamma=1.0, n_components=25, random_state=0)
+    emb = clf.fit_transform(X.astype(np.float32), y)
+    assert emb.dtype == np.float32 and emb.shape == (200, clf.n_components_)
+    assert_allclose(clf.transform(X.astype(np.float32)), emb, rtol=1e-5, atol=1e-6)
+    assert clf.transform(X).dtype == np.float64
+    decision = clf.decision_function(X)
+    assert_allclose(decision, clf.transform(X) @ clf.coef_[0] + clf.intercept_[0], rtol=1e-8,
+                    atol=1e-8)
+
+
+def test_pegasos_solver_and_no_intercept():
+    X, y = _moons(400)
+    peg = NystromSVC(C=10, gamma=2.0, n_components=40, solver="pegasos", random_state=0)
+    assert peg.fit(X, y).score(X, y) > 0.9 and "eta0" not in peg.training_info_
+    flat = NystromSVC(C=10, gamma=2.0, n_components=40, fit_intercept=False, random_state=0)
+    assert flat.fit(X, y).intercept_[0] == 0.0 and flat.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(n_components=500), "n_components=500 is larger than n_samples=300"),
+    (dict(C=0.0), "C"),
+    (dict(C=-1.0), "C"),
+    (dict(gamma=0.0), "gamma"),
+    (dict(gamma=-2.0), "gamma"),
+    (dict(omega=1.0), "omega"),
+    (dict(eta0=0.0), "eta0"),
+    (dict(landmarks="kmeans"), "landmarks"),
+    (dict(kernel="sigmoid"), "kernel"),
+])
+def test_bad_parameters(params, message):
+    X, y = _moons(300)
+    with pytest.raises(ValueError, match=message):
+        NystromSVC(**params).fit(X, y)
+
+
+def test_bad_input():
+    X, y = _moons(100)
+    clf = NystromSVC(n_components=10)
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[3, 1] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            clf.fit(Xb, y)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        clf.fit(X, np.ones(100))
+    clf.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((3, 5)))
+    broken = sp.csr_matrix(X)
+    broken.indices[4] = 7   # column 7 of 2
+    with pytest.raises(ValueError, match="malformed CSR"):
+        clf.predict(broken)
+    with pytest.raises(ValueError, match="malformed CSR"):
+        NystromSVC(n_components=10).fit(broken, y)
+
+
+def test_linear_kernel_on_all_zero_landmarks_is_a_clear_error():
+    X, y = np.zeros((20, 3)), np.arange(20) % 2
+    with pytest.raises(ValueError, match="kernel matrix of the landmarks is zero"):
+        NystromSVC(kernel="linear", n_components=4, random_state=0).fit(X, y)
+
+
+# ------------------------------------------------------- real-data floors
+def _have(name):
+    directory = get_data_dir()
+    return all((directory / f.name).is_file() or (directory / f.download_name).is_file()
+               for f in DATASETS[name].files)
+
+
+@pytest.mark.skipif(not _have("a9a"), reason="a9a not in the data folder")
+def test_a9a_reaches_the_papers_error():
+    # Snacks, Table III: 15.2 % test error with m = 800 (LIBSVM optimum 15.1 %)
+    X, y, Xt, yt = load_dataset("a9a")
+    info = DATASETS["a9a"]
+    clf = NystromSVC(C=info.C, gamma=info.gamma, n_components=800, random_state=0).fit(X, y)
+    assert 1 - clf.score(Xt, yt) <= 0.152 + 0.003
+
+
+@pytest.mark.skipif(not _have("ijcnn1"), reason="ijcnn1 not in the data folder")
+def test_ijcnn1_floor():
+    # m = 1,000 keeps the test fast; the paper's m = 5,000 runs in benchmarks/
+    X, y, Xt, yt = load_dataset("ijcnn1")
+    info = DATASETS["ijcnn1"]
+    clf = NystromSVC(C=info.C, gamma=info.gamma, n_components=1000, random_state=0).fit(X, y)
+    assert clf.score(Xt, yt) >= 0.975
+
+
+@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+def test_usps_multiclass_floor():
+    X, y, Xt, yt = load_dataset("usps")
+    clf = NystromSVC(C=10, gamma=2 ** -7, n_components=1000, random_state=0).fit(X, y)
+    # SVC (one-vs-one) reaches 95.3 %, LinearSVC one-vs-rest on this embedding 94.3 %
+    assert clf.score(Xt, yt) >= 0.935
