@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 35 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 50 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -20,10 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import snacks_paper_tables  # noqa: E402
 
 SCRIPTS = {
     "bsgd_paper_tables": bsgd_paper_tables.main,
     "bsgd_vs_svc": bsgd_vs_svc.main,
+    "snacks_paper_tables": snacks_paper_tables.main,
 }
 
 

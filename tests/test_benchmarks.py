@@ -21,8 +21,10 @@ import _harness  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
 import run_all  # noqa: E402
+import snacks_paper_tables  # noqa: E402
 
 SETS = ["phishing", "a9a"]
+SNACKS_SETS = ["a9a", "usps"]   # a paper set and the multi-class one
 
 
 def _have(name):
@@ -108,6 +110,30 @@ def test_vs_svc_smoke(tmp_path):
     for s in SETS:
         assert f"| {s} | BudgetSVC |" in md and f"| {s} | SVC |" in md
     assert (tmp_path / "bsgd_vs_svc.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+def test_snacks_paper_tables_smoke(tmp_path):
+    snacks_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *SNACKS_SETS])
+    payload, md = _read(tmp_path, "snacks_paper_tables")
+    _check_common(payload)
+    models = ["NystromSVC (ASSG)", "Pegasos", "LinearSVC", "SVC", "Nystroem + SGDClassifier"]
+    for entry in payload["results"]:
+        assert [r["model"] for r in entry["rows"]] == models
+        for r in entry["rows"]:
+            assert 0.0 <= r["error"] < 50.0 and r["train_s"] > 0 and r["peak_mb"] >= 0
+        snacks, pegasos, linear = entry["rows"][:3]
+        assert snacks["r"] <= payload["settings"]["sets"][entry["set"]]["m"]
+        assert snacks["embedding_s"] > 0 and snacks["embedding_mb"] > 0
+        # the same embedding: every solver's objective lies above LIBLINEAR's (near) optimum
+        for r in (snacks, pegasos):
+            assert r["objective"] >= 0.99 * linear["objective"]
+        assert "train_time_ratio_vs_snacks" in pegasos
+    assert payload["results"][0]["paper"]["Snacks"] == [1.01, 15.2]  # a9a, Table III
+    assert payload["results"][1]["rows"][0]["raw"][0]["r"] > 0   # usps, one-vs-rest
+    for s in SNACKS_SETS:
+        assert f"| {s} | NystromSVC (ASSG) |" in md and f"| {s} | LinearSVC |" in md
+    assert (tmp_path / "snacks_paper_tables.png").stat().st_size > 0
 
 
 def test_run_all_smoke(tmp_path):
