@@ -1,7 +1,6 @@
 """NystromSVC (Snacks): the embedding, the compiled solver steps against NumPy
 oracles, the optimum against LIBLINEAR, accuracy floors, determinism and bad input."""
 
-import warnings
 
 import numpy as np
 import pytest
