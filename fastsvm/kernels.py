@@ -10,6 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
 
+from . import _options
+
 #: Kernels of :func:`kernel_matrix`, with the parameters each one uses.
 KERNELS = {
     "rbf": ("gamma",),            # exp(-gamma ||x - x'||^2)
@@ -17,8 +19,6 @@ KERNELS = {
     "poly": ("gamma", "degree", "coef0"),  # (gamma <x, x'> + coef0)^degree
     "linear": (),                 # <x, x'>
 }
-
-from . import _options
 
 
 def resolve_gamma(gamma, X):

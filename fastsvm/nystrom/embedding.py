@@ -55,6 +55,11 @@ def kernel_diagonal(X, kernel, gamma=None, degree=3, coef0=0.0):
     return (gamma * sq + coef0) ** degree
 
 
+def _chunk_rows(width):
+    """Rows per chunk so that a float64 block of ``width`` columns fills ``EMBED_CHUNK_BYTES``."""
+    return max(1, _options.EMBED_CHUNK_BYTES // (8 * width))
+
+
 def _dense_if_small(landmarks):
     """Sparse landmarks as a dense array when that fits one chunk: kernel blocks of
     sparse rows against dense landmarks are about twice as fast as sparse x sparse."""
@@ -137,10 +142,11 @@ class NystromMap:
 
     def _kernel_blocks(self, X):
         """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``."""
-        size = max(1, _options.EMBED_CHUNK_BYTES // (8 * self.projection.shape[0]))
+        size = _chunk_rows(self.projection.shape[0])
         for start in range(0, X.shape[0], size):
             rows = slice(start, start + size)
             yield rows, self.kernel_to_landmarks(X[rows])
+
 
 def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef0=0.0):
     r"""Indices of m distinct rows of X to serve as landmarks, sorted.
@@ -183,7 +189,7 @@ def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef
 
     # B[i] = U^T k_J(x_i) and k(x_i, x_i) for the pool, chunk by chunk
     B = np.empty((len(pool), M))
-    rows = max(1, _options.EMBED_CHUNK_BYTES // (8 * M))
+    rows = _chunk_rows(M)
     for start in range(0, len(pool), rows):
         B[start:start + rows] = kernel_matrix(X[pool[start:start + rows]], X_sketch, **params) @ U
     B **= 2
