@@ -1,7 +1,8 @@
 """fastsvm: fast large-scale kernel SVM training with a scikit-learn API."""
 
+from .bounds import HuberSVC, PegasosSVC
 from .bsgd import BudgetSVC
 from .nystrom import NystromSVC
 
 __version__ = "0.1.0"
-__all__ = ["BudgetSVC", "NystromSVC", "__version__"]
+__all__ = ["BudgetSVC", "HuberSVC", "NystromSVC", "PegasosSVC", "__version__"]

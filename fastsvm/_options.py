@@ -30,6 +30,15 @@ NYSTROM_EIG_RTOL
     ``NYSTROM_EIG_RTOL * max eigenvalue`` are dropped instead of inverted.
     Dropping eigenvalue s changes a kernel value by at most about s; inverting
     it would amplify rounding errors by 1 / sqrt(s).
+RESORT_C
+    The margin bounds' worst-case overhead factor c (Guillory & Bilmes
+    eq. 3): SortPeriod = c SortTime / EvalTime, so at most about 1/(c+1) of
+    the time goes to re-sorting.  Changes speed only, never the model.
+PREFIX_SUMS_MAX_BYTES
+    ``HuberSVC`` stores the prefix sums of all sorted points (n x d doubles,
+    Algorithm 1) while they fit in this many bytes, and otherwise only the
+    sum at the boundary (the paper's sparse-data variant, always used for
+    CSR input).
 LEVERAGE_POOL_FACTOR, LEVERAGE_SKETCH_SIZE
     Approximate ridge leverage-score sampling scores a uniform pool of
     ``LEVERAGE_POOL_FACTOR * n_components`` rows against a uniform sketch of
@@ -46,5 +55,7 @@ PREDICT_CHUNK_ROWS = 4096
 EMBED_CHUNK_BYTES = 64 * 2**20
 EMBED_DTYPE = "float32"
 NYSTROM_EIG_RTOL = 1e-7
+RESORT_C = 10.0
+PREFIX_SUMS_MAX_BYTES = 512 * 2**20
 LEVERAGE_POOL_FACTOR = 10
 LEVERAGE_SKETCH_SIZE = 1000

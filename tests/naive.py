@@ -141,3 +141,54 @@ def pegasos(Phi, y, lam, order):
         w = w - g / (lam * t)
         w *= min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w))) if w.any() else 1.0
     return w
+
+
+# ---------------------------------------------------------------- margin bounds
+def huber(z, h):
+    """Huber loss of Guillory & Bilmes eq. (5), elementwise, by its three cases."""
+    z = np.asarray(z, dtype=float)
+    return np.where(z <= 1 - h, 1 - z, np.where(z >= 1 + h, 0.0, (1 + h - z) ** 2 / (4 * h)))
+
+
+def huber_objective(X, y, w, b, lam, h):
+    """lambda/2 ||w||^2 + mean Huber loss of the margins y (Xw + b)."""
+    X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    return 0.5 * lam * w @ w + np.mean(huber(y * (X @ w + b), h))
+
+
+def huber_gradient(X, y, w, b, lam, h):
+    """Gradient (d/dw, d/db) of :func:`huber_objective` from the derivative of each case."""
+    X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    z = y * (X @ w + b)
+    slope = np.where(z <= 1 - h, -1.0, np.where(z >= 1 + h, 0.0, -(1 + h - z) / (2 * h)))
+    return lam * w + X.T @ (slope * y) / len(y), np.mean(slope * y)
+
+
+def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True):
+    """Gradient descent with the paper's step rule (Sec. 4.2): (w, b, objectives)."""
+    w, b, eta, objectives = np.zeros(X.shape[1]), 0.0, eta0, []
+    for _ in range(max_iter):
+        objectives.append(huber_objective(X, y, w, b, lam, h))
+        if len(objectives) > 1:
+            if objectives[-1] > objectives[-2]:
+                eta /= 2
+            if abs(objectives[-2] - objectives[-1]) <= tol * abs(objectives[-2]):
+                break
+        gw, gb = huber_gradient(X, y, w, b, lam, h)
+        w = w - eta * gw
+        b = b - eta * gb if fit_intercept else b
+    return w, b, objectives
+
+
+def pegasos_minibatch(X, y, lam, batches, bias_feature):
+    """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices."""
+    X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    X = np.hstack([X, np.full((len(X), 1), bias_feature)])
+    w = np.zeros(X.shape[1])
+    for t, batch in enumerate(batches, start=1):
+        violators = [i for i in batch if y[i] * (X[i] @ w) < 1]
+        w = (1 - 1 / t) * w + sum((y[i] * X[i] for i in violators), np.zeros_like(w)) / (lam * t * len(batch))
+        norm = np.linalg.norm(w)
+        if norm > 1 / np.sqrt(lam):
+            w *= 1 / (np.sqrt(lam) * norm)
+    return w

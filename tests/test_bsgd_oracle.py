@@ -5,8 +5,9 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
+from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
-from fastsvm.bsgd.solver import BSGDState, PackedData, run_pass
+from fastsvm.bsgd.solver import BSGDState, run_pass
 from fastsvm.merge import METHODS
 from fastsvm.merge.table import load_tables
 

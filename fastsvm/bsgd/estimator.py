@@ -13,13 +13,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from .._packed import PackedData
 from .._validation import check_csr_format
 from ..kernels import rbf_expansion, resolve_gamma
 from ..merge import METHODS
 from ..merge.table import load_tables
 from ..multiclass import binary_targets, labels_from_decision
 from . import _kernels
-from .solver import BSGDState, PackedData, hinge_offset, run_pass, summarize
+from .solver import BSGDState, hinge_offset, run_pass, summarize
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 

@@ -9,40 +9,10 @@ between chunks.  Compiled code lives in :mod:`fastsvm.bsgd._kernels`.
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _options
 from .._cycles import ticks_per_second
-from .._validation import check_csr_format
-from ..kernels import row_sq_norms
 from . import _kernels as K
-
-
-@dataclass
-class PackedData:
-    """X in the form the compiled kernel takes: a dense array or CSR arrays, plus row norms."""
-
-    dense: np.ndarray
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    is_sparse: bool
-    sq_norms: np.ndarray
-
-    @classmethod
-    def from_matrix(cls, X):
-        """Pack a validated float32/float64 C-ordered ndarray or CSR matrix.
-
-        The compiled kernel writes through CSR column indices unchecked, so
-        they are verified here (scipy does not check them on construction),
-        and duplicate entries are summed on a copy.
-        """
-        X = check_csr_format(X)
-        if sp.issparse(X):
-            return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
-                       X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X))
-        empty_i = np.empty(0, dtype=np.int64)
-        return cls(X, np.empty(0, dtype=X.dtype), empty_i, empty_i, False, row_sq_norms(X))
 
 
 @dataclass
@@ -92,8 +62,7 @@ def run_pass(state, packed, y, order, lam, gamma, budget, maintenance, method, d
     for start in range(0, order.shape[0], step):
         chunk = order[start:start + step]
         state.n_sv = K.sgd_steps(
-            packed.dense, packed.data, packed.indices, packed.indptr, packed.is_sparse,
-            packed.sq_norms, y, chunk, state.t, lam, gamma, budget, state.svt, state.sv_sq,
+            *packed.arrays, packed.sq_norms, y, chunk, state.t, lam, gamma, budget, state.svt, state.sv_sq,
             state.beta, state.n_sv, maintenance, method, diag, table_h, table_wd,
             state.stats, state.timers, state.diag_sums)
         state.t += chunk.shape[0]

@@ -1,0 +1,97 @@
+"""Training data in the form compiled kernels take, and the two row operations they share.
+
+A kernel receives ``X, data, indices, indptr, is_sparse``: a dense C-ordered
+array (with empty CSR arrays), or CSR arrays (with an empty dense array), and
+branches on ``is_sparse`` per row.  One compiled loop thus serves both inputs
+without a copy.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ._options import JIT_OPTIONS
+from ._validation import check_csr_format
+from .kernels import row_sq_norms
+
+
+@dataclass
+class PackedData:
+    """X in the form the compiled kernels take: a dense array or CSR arrays, plus row norms."""
+
+    dense: np.ndarray
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    is_sparse: bool
+    sq_norms: np.ndarray
+    n_features: int
+
+    @classmethod
+    def from_matrix(cls, X):
+        """Pack a validated float32/float64 C-ordered ndarray or CSR matrix.
+
+        The compiled kernels read and write through CSR column indices
+        unchecked, so they are verified here (scipy does not check them on
+        construction), and duplicate entries are summed on a copy.
+        """
+        X = check_csr_format(X)
+        if sp.issparse(X):
+            return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
+                       X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X), X.shape[1])
+        empty_i = np.empty(0, dtype=np.int64)
+        return cls(X, np.empty(0, dtype=X.dtype), empty_i, empty_i, False, row_sq_norms(X),
+                   X.shape[1])
+
+    def take(self, rows):
+        """The rows ``rows`` (int64 indices) of X, in that order, packed the same way."""
+        if self.is_sparse:
+            X = sp.csr_matrix((self.data, self.indices, self.indptr),
+                              shape=(self.n_samples, self.n_features))[rows]
+            return PackedData(self.dense, X.data, X.indices.astype(np.int64, copy=False),
+                              X.indptr.astype(np.int64, copy=False), True, self.sq_norms[rows],
+                              self.n_features)
+        return PackedData(self.dense.take(rows, axis=0), self.data, self.indices, self.indptr,
+                          False, self.sq_norms[rows], self.n_features)
+
+    @property
+    def arrays(self):
+        """The five arguments that stand for X in a kernel call."""
+        return self.dense, self.data, self.indices, self.indptr, self.is_sparse
+
+    @property
+    def n_samples(self):
+        return self.sq_norms.shape[0]
+
+    @property
+    def density(self):
+        """Fraction s of stored entries (1 for dense input)."""
+        if not self.is_sparse:
+            return 1.0
+        return self.data.shape[0] / max(1, self.n_samples * self.n_features)
+
+
+@njit(**JIT_OPTIONS)
+def row_dot(X, data, indices, indptr, is_sparse, i, w):
+    """<x_i, w[:n_features]> for row i of a dense array or CSR arrays."""
+    s = 0.0
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+    else:
+        for f in range(X.shape[1]):
+            s += X[i, f] * w[f]
+    return s
+
+
+@njit(**JIT_OPTIONS)
+def row_axpy(X, data, indices, indptr, is_sparse, i, a, out):
+    """out[:n_features] += a * x_i."""
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            out[indices[p]] += a * data[p]
+    else:
+        for f in range(X.shape[1]):
+            out[f] += a * X[i, f]

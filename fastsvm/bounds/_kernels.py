@@ -1,0 +1,313 @@
+"""Compiled kernels of the margin bounds (Guillory & Bilmes, "Practical Methods for
+Exploiting Bounds on Change in the Margin").
+
+The bound (paper eq. 2)
+-----------------------
+For a reference model w' whose margins u_i = y_i <w', x_i> were stored, and any w,
+
+    u_i - ||w - w'|| ||x_i||  <=  y_i <w, x_i>  <=  u_i + ||w - w'|| ||x_i||     (Cauchy-Schwarz).
+
+A point whose bounds fall inside one piece of the loss need not be looked at.
+
+Huber loss (eq. 5, Chapelle 2007), margin z, width h:
+
+    l(z) = 1 - z                  for z <= 1 - h,
+           (1 + h - z)^2 / (4h)   for 1 - h < z < 1 + h,
+           0                      for z >= 1 + h,
+
+with derivative -1, -(1 + h - z) / (2h), 0.  It is continuous with a
+continuous derivative, so a point put into the neighbouring piece by rounding
+changes loss and gradient by O(eps^2 / h): the pruned evaluation is exact to
+rounding without any safety margin.
+
+Sorted evaluation (Algorithms 1 and 2, with the offset of Sec. 3)
+-----------------------------------------------------------------
+The points are kept in two lists, positive and negative labels, each sorted by
+its stored margin u_i = y_i (<w', x_i> + b').  Within a list of label s the
+offset moves every margin by the same s (b - b'), so with
+v_i = u_i + s (b - b') and m_delta = ||w - w'|| max_list ||x_i||:
+
+* v_i - m_delta >= 1 + h: zero loss, and so is every later point;
+* v_i + m_delta <= 1 - h: linear loss, and so is every earlier point.  The
+  p points of the prefix contribute loss p - <w, Sum_p> - s b p and gradient
+  -Sum_p (-s p for b), where Sum_p = sum_{j < p} y_j x_j in sorted order.
+
+Algorithm 2 walks forward and backward from ``Boundary`` (the first sorted
+position with u >= 1 at the last sort) and computes the margin of every point
+it passes until those exits.  ``Sum_p`` is either read from stored prefix sums
+(dense variant) or, for sparse data (Sec. 3), obtained from the one stored
+``Sum_Boundary`` by subtracting the points walked over.
+
+The re-sort rule (Sec. 3)
+-------------------------
+State in a small float64 array (indices R_*): re-sort when at least
+SortPeriod iterations passed since the last sort and either (a) the last
+iteration pruned fewer than half of the points it had to evaluate, or
+(b) pruned_since_sort - iterations_since_sort * pruned_last > SortCost.
+An iteration that prunes nothing switches to plain evaluation until the next
+re-sort (Sec. 4.2).
+"""
+
+import numpy as np
+from numba import njit
+
+from .._options import JIT_OPTIONS
+from .._packed import row_axpy, row_dot
+
+# re-sort rule state indices
+R_PERIOD = 0          # SortPeriod, iterations
+R_COST = 1            # SortCost, in points
+R_LAST_SORT = 2       # iteration of the last sort
+R_PRUNED_SINCE = 3    # points pruned since the last sort
+R_PRUNED_LAST = 4     # points pruned by the last iteration
+R_PLAIN = 5           # 1.0 while plain evaluation is used
+N_RULE = 6
+
+# Pegasos counters
+PC_EXAMINED = 0       # margins computed for batch points
+PC_REFRESHED = 1      # margins computed to refresh the stored margins
+PC_REFRESHES = 2      # number of refreshes
+N_PEGASOS_COUNTERS = 3
+
+#: Relative safety margin of the Pegasos bound tests: the hinge's subgradient
+#: jumps at margin 1, so a point is only pruned when its bound clears 1 by more
+#: than the rounding error of a stored margin.
+HINGE_SLACK = 1e-9
+
+
+def new_rule(period, cost):
+    """Re-sort rule state for SortPeriod ``period`` and SortCost ``cost``."""
+    rule = np.zeros(N_RULE)
+    rule[R_PERIOD] = period
+    rule[R_COST] = cost
+    return rule
+
+
+@njit(**JIT_OPTIONS)
+def resort_due(rule, t, n_eval):
+    """Whether iteration t (which evaluates n_eval points) should re-sort first."""
+    since = t - rule[R_LAST_SORT]
+    if since < rule[R_PERIOD]:
+        return False
+    if rule[R_PRUNED_LAST] < 0.5 * n_eval:
+        return True
+    return rule[R_PRUNED_SINCE] - since * rule[R_PRUNED_LAST] > rule[R_COST]
+
+
+@njit(**JIT_OPTIONS)
+def record_resort(rule, t):
+    rule[R_LAST_SORT] = t
+    rule[R_PRUNED_SINCE] = 0.0
+    rule[R_PRUNED_LAST] = 0.0
+    rule[R_PLAIN] = 0.0
+
+
+@njit(**JIT_OPTIONS)
+def record_pruned(rule, pruned):
+    rule[R_PRUNED_SINCE] += pruned
+    rule[R_PRUNED_LAST] = pruned
+    if pruned == 0:
+        rule[R_PLAIN] = 1.0
+
+
+@njit(**JIT_OPTIONS)
+def huber(z, h):
+    """(l(z), l'(z)) of the Huber loss of eq. (5)."""
+    if z <= 1.0 - h:
+        return 1.0 - z, -1.0
+    if z >= 1.0 + h:
+        return 0.0, 0.0
+    r = 1.0 + h - z
+    return r * r / (4.0 * h), -r / (2.0 * h)
+
+
+@njit(**JIT_OPTIONS)
+def full_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, margins, grad):
+    """Plain evaluation over all points.
+
+    Writes margins[i] = y_i (<w, x_i> + b) and grad = sum_i l'(z_i) y_i x_i;
+    returns (sum_i l(z_i), sum_i l'(z_i) y_i).
+    """
+    grad[:] = 0.0
+    loss = 0.0
+    grad_b = 0.0
+    for i in range(margins.shape[0]):
+        z = y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w) + b)
+        margins[i] = z
+        value, slope = huber(z, h)
+        loss += value
+        if slope != 0.0:
+            row_axpy(X, data, indices, indptr, is_sparse, i, slope * y[i], grad)
+            grad_b += slope * y[i]
+    return loss, grad_b
+
+
+@njit(**JIT_OPTIONS)
+def sorted_sums(X, data, indices, indptr, is_sparse, y, list_start, boundary, prefix,
+                boundary_sum):
+    """Sums of y_j x_j in sorted order, per list, for X and y stored in sorted order.
+
+    With ``prefix`` of shape (n, d): prefix[k] = sum of the list's points at
+    sorted positions <= k (inclusive prefix sums, Alg. 1 line 5).  With an
+    empty ``prefix``: boundary_sum[L] = Sum_Boundary of list L only (Sec. 3).
+    """
+    full = prefix.shape[0] > 0
+    boundary_sum[:, :] = 0.0
+    for L in range(2):
+        start = list_start[L]
+        stop = list_start[L + 1] if full else start + boundary[L]
+        acc = boundary_sum[L]
+        for k in range(start, stop):
+            row_axpy(X, data, indices, indptr, is_sparse, k, y[k], acc)
+            if full:
+                prefix[k, :] = acc
+        if full:
+            acc[:] = 0.0
+
+
+@njit(**JIT_OPTIONS)
+def _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, i, grad):
+    """Margin, loss and gradient contribution of one examined point; returns (loss, l' y)."""
+    z = y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w) + b)
+    value, slope = huber(z, h)
+    if slope != 0.0:
+        row_axpy(X, data, indices, indptr, is_sparse, i, slope * y[i], grad)
+    return value, slope * y[i]
+
+
+@njit(**JIT_OPTIONS)
+def bounded_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, u, list_start, boundary,
+                       radius, prefix, boundary_sum, b_ref, w_dist, grad, walked):
+    """Algorithm 2 for the Huber loss with an offset: the same loss and gradient as
+    :func:`full_evaluation`, computing margins only where the bounds do not decide.
+
+    X, y and the stored margins u hold the two lists in sorted order (positive
+    labels at ``list_start[0]:list_start[1]``, negative after), so the walks
+    read consecutive rows; ``boundary[L]``: first sorted
+    position with u >= 1 within list L; ``radius[L]``: max ||x_i|| over the
+    list; ``w_dist`` = ||w - w'||; ``walked``: scratch of length d.
+    Returns (sum of losses, sum of l' y, number of margins computed).
+    """
+    full = prefix.shape[0] > 0
+    grad[:] = 0.0
+    loss = 0.0
+    grad_b = 0.0
+    examined = 0
+    for L in range(2):
+        start = list_start[L]
+        size = list_start[L + 1] - start
+        sign = 1.0 if L == 0 else -1.0
+        shift = sign * (b - b_ref)
+        m_delta = w_dist * radius[L]
+        # forward from Boundary: stop where the rest has zero loss (Alg. 2 lines 6-13)
+        for k in range(start + boundary[L], start + size):
+            if u[k] + shift - m_delta >= 1.0 + h:
+                break
+            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, k, grad)
+            loss += value
+            grad_b += slope
+            examined += 1
+        # backward: stop where the rest is in the linear piece (lines 14-23)
+        if not full:
+            walked[:] = 0.0
+        n_linear = 0
+        for k in range(start + boundary[L] - 1, start - 1, -1):
+            if u[k] + shift + m_delta <= 1.0 - h:
+                n_linear = k - start + 1
+                break
+            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, k, grad)
+            loss += value
+            grad_b += slope
+            examined += 1
+            if not full:
+                row_axpy(X, data, indices, indptr, is_sparse, k, y[k], walked)
+        if n_linear > 0:
+            # Sum over the linear prefix: stored, or Sum_Boundary minus the points walked over
+            dot = 0.0
+            for f in range(grad.shape[0]):
+                s = prefix[start + n_linear - 1, f] if full else boundary_sum[L, f] - walked[f]
+                dot += w[f] * s
+                grad[f] -= s
+            loss += n_linear - dot - sign * b * n_linear
+            grad_b -= sign * n_linear
+    return loss, grad_b, examined
+
+
+@njit(**JIT_OPTIONS)
+def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
+    """y_i <w, (x_i, bias_feature)>, the offset stored as w[-1]."""
+    return y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w)
+                   + bias_feature * w[w.shape[0] - 1])
+
+
+@njit(**JIT_OPTIONS)
+def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, lam, bias_feature,
+                  use_bounds, rule, u, w_ref, w, update, counters):
+    """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
+
+    Iteration t on the batch A_t (k indices, drawn with replacement):
+
+        A+ = {i in A_t : y_i <w_t, x_i> < 1},
+        w <- (1 - 1/t) w + 1/(lambda t k) sum_{i in A+} y_i x_i,
+        w <- min(1, 1 / (sqrt(lambda) ||w||)) w.
+
+    ``w`` has n_features + 1 entries; the last multiplies ``bias_feature``
+    (1.0 for a regularised offset, 0.0 for none).  With ``use_bounds`` the
+    stored margins ``u`` of ``w_ref`` and the norms ``norms`` (of (x_i,
+    bias_feature)) decide a point without its margin when
+    u_i -/+ ||w - w_ref|| ||x_i|| clears 1; the stored margins are refreshed by
+    the re-sort rule (no sorting: Alg. 3).  A+ is the same set either way,
+    added in the same order, so the iterates are identical.
+    """
+    n = u.shape[0]
+    k = batches.shape[1]
+    radius = 1.0 / np.sqrt(lam)
+    ref_norm = np.sqrt(np.sum(w_ref * w_ref))
+    for it in range(batches.shape[0]):
+        t = t0 + it + 1
+        bounded = use_bounds
+        w_dist = 0.0
+        if use_bounds:
+            if resort_due(rule, t, k):
+                for i in range(n):
+                    u[i] = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i)
+                w_ref[:] = w
+                ref_norm = np.sqrt(np.sum(w_ref * w_ref))
+                record_resort(rule, t)
+                counters[PC_REFRESHED] += n
+                counters[PC_REFRESHES] += 1
+            bounded = rule[R_PLAIN] == 0.0
+            if bounded:
+                d2 = 0.0
+                for f in range(w.shape[0]):
+                    d2 += (w[f] - w_ref[f]) ** 2
+                w_dist = np.sqrt(d2)
+        update[:] = 0.0
+        examined = 0
+        for j in range(k):
+            i = batches[it, j]
+            if bounded:
+                reach = w_dist * norms[i] + HINGE_SLACK * (1.0 + ref_norm * norms[i])
+                if u[i] - reach > 1.0:
+                    continue
+                violates = u[i] + reach < 1.0
+                if not violates:
+                    examined += 1
+                    violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
+            else:
+                examined += 1
+                violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
+            if violates:
+                row_axpy(X, data, indices, indptr, is_sparse, i, y[i], update)
+                update[w.shape[0] - 1] += y[i] * bias_feature
+        counters[PC_EXAMINED] += examined
+        if use_bounds:
+            record_pruned(rule, k - examined)
+        shrink = 1.0 - 1.0 / t
+        scale = 1.0 / (lam * t * k)
+        sq = 0.0
+        for f in range(w.shape[0]):
+            w[f] = shrink * w[f] + scale * update[f]
+            sq += w[f] * w[f]
+        if sq > radius * radius:
+            w *= radius / np.sqrt(sq)

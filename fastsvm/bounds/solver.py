@@ -1,0 +1,202 @@
+"""Python drivers of the margin-bound solvers: Huber gradient descent and Pegasos.
+
+Compiled code lives in :mod:`fastsvm.bounds._kernels`.  The cost model of the
+re-sort rule (paper eqs. 3-4, ignoring constant factors as the paper does),
+for n points with s*d stored entries each:
+
+* gradient descent: SortTime = s d n + n log2 n + d, EvalTime = s d n + d;
+* Pegasos (Alg. 3 refreshes the stored margins without sorting):
+  SortTime = s d n + d, EvalTime = k s d + d for a batch of k;
+* LossTime = s d (one point), SortPeriod = c SortTime / EvalTime and
+  SortCost = SortTime / LossTime, with c = ``fastsvm._options.RESORT_C``.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _options
+from . import _kernels as K
+
+
+def resort_schedule(packed, eval_points, sort=True):
+    """(SortPeriod, SortCost) of eqs. (3)-(4) for evaluations of ``eval_points`` points."""
+    n, d = packed.n_samples, packed.n_features
+    point = max(1.0, packed.density * d)
+    sort_time = point * n + (n * np.log2(max(n, 2)) if sort else 0.0) + d
+    eval_time = point * eval_points + d
+    return _options.RESORT_C * sort_time / eval_time, sort_time / point
+
+
+@dataclass
+class GDResult:
+    """Outcome of :func:`solve_huber_gd` for one binary problem."""
+
+    w: np.ndarray
+    b: float
+    objective: list            # objective (1) at each iterate evaluated
+    examined: list             # margins computed at each iteration
+    step_size: float           # final step size
+    converged: bool
+    n_sorts: int = 0
+
+    @property
+    def n_iter(self):
+        return len(self.objective)
+
+
+class SortedMargins:
+    """The state of Algorithm 1 for the two label lists (see :mod:`fastsvm.bounds._kernels`).
+
+    Holds a copy of the data in sorted order (positive labels first, each list
+    sorted by its margin at the reference model (w', b')), so Algorithm 2
+    reads consecutive rows; the Boundary position and largest norm of each
+    list; and either all prefix sums (while n x d doubles fit in
+    ``_options.PREFIX_SUMS_MAX_BYTES``) or only Sum_Boundary (Sec. 3's
+    variant for high-dimensional sparse data).
+    """
+
+    def __init__(self, packed, y):
+        self.packed = packed
+        positive, negative = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        self.lists = (positive, negative)
+        self.list_start = np.array([0, len(positive), len(y)], dtype=np.int64)
+        self.y_sorted = np.concatenate([y[positive], y[negative]])
+        self.radius = np.array([np.sqrt(packed.sq_norms[idx].max(initial=0.0))
+                                for idx in self.lists])
+        n, d = len(y), packed.n_features
+        full = 8 * n * d <= _options.PREFIX_SUMS_MAX_BYTES
+        self.prefix = np.empty((n if full else 0, d))
+        self.boundary_sum = np.zeros((2, d))
+        self.sorted = None
+        self.u = np.empty(n)
+        self.boundary = np.zeros(2, dtype=np.int64)
+        self.w_ref = np.zeros(d)
+        self.b_ref = 0.0
+        self.walked = np.empty(d)
+
+    def sort(self, w, b, margins):
+        """Algorithm 1 from the margins y_i (<w, x_i> + b) of every point."""
+        order = np.empty(len(margins), dtype=np.int64)
+        for L, idx in enumerate(self.lists):
+            start, stop = self.list_start[L], self.list_start[L + 1]
+            order[start:stop] = idx[np.argsort(margins[idx], kind="stable")]
+            self.u[start:stop] = margins[order[start:stop]]
+            self.boundary[L] = np.searchsorted(self.u[start:stop], 1.0, side="left")
+        self.sorted = self.packed.take(order)
+        K.sorted_sums(*self.sorted.arrays, self.y_sorted, self.list_start, self.boundary,
+                      self.prefix, self.boundary_sum)
+        self.w_ref[:] = w
+        self.b_ref = b
+
+    def evaluate(self, w, b, h, grad):
+        """Algorithm 2 (Huber, offset, both lists): (loss sum, l'y sum, margins computed)."""
+        w_dist = float(np.linalg.norm(w - self.w_ref))
+        return K.bounded_evaluation(*self.sorted.arrays, self.y_sorted, w, b, h, self.u,
+                                    self.list_start, self.boundary, self.radius, self.prefix,
+                                    self.boundary_sum, self.b_ref, w_dist, grad, self.walked)
+
+
+def huber_objective(loss_sum, w, lam, n):
+    """Objective (1), averaged: lambda/2 ||w||^2 + 1/n sum_i l(y_i (<w, x_i> + b))."""
+    return loss_sum / n + 0.5 * lam * float(w @ w)
+
+
+def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin_bounds,
+                   progress=None):
+    """Gradient descent on the Huber-loss SVM, Sec. 4.2 of the paper.
+
+    Minimises F(w, b) = lambda/2 ||w||^2 + 1/n sum_i l(y_i (<w, x_i> + b))
+    (the offset is not regularised; ``fit_intercept=False`` keeps b = 0).
+    Step rule: w <- w - eta grad F with eta = ``eta0`` at first, halved
+    whenever F rose since the previous iterate; stop when
+    |F_t - F_{t-1}| <= tol |F_{t-1}| (the model returned is the last iterate
+    evaluated) or after ``max_iter`` evaluations.
+
+    With ``margin_bounds``, loss and gradient come from Algorithm 2 between
+    re-sorts (Algorithm 1), which follow the rule of Sec. 3; an iteration that
+    prunes nothing switches to plain evaluation until the next re-sort.
+    The iterates are the same either way, up to rounding.
+    """
+    n, d = packed.n_samples, packed.n_features
+    w = np.zeros(d)
+    b = 0.0
+    grad = np.empty(d)
+    margins = np.empty(n)
+    sorter = SortedMargins(packed, y) if margin_bounds else None
+    rule = K.new_rule(*resort_schedule(packed, n))
+    result = GDResult(w, b, [], [], eta0, False)
+    eta = eta0
+    for it in range(max_iter):
+        mode = "plain"
+        if sorter is not None:
+            if it == 0 or K.resort_due(rule, it, n):
+                mode = "sort"
+            elif rule[K.R_PLAIN] == 0.0:
+                mode = "bounded"
+        if mode == "bounded":
+            loss, grad_b, examined = sorter.evaluate(w, b, h, grad)
+            K.record_pruned(rule, n - examined)
+        else:
+            loss, grad_b = K.full_evaluation(*packed.arrays, y, w, b, h, margins, grad)
+            examined = n
+            if mode == "sort":
+                sorter.sort(w, b, margins)
+                K.record_resort(rule, it)
+                result.n_sorts += 1
+            elif sorter is not None:
+                K.record_pruned(rule, 0)
+        objective = huber_objective(loss, w, lam, n)
+        result.objective.append(objective)
+        result.examined.append(int(examined))
+        if progress is not None:
+            progress.update(1)
+        if it > 0:
+            previous = result.objective[-2]
+            if objective > previous:
+                eta *= 0.5
+            if abs(previous - objective) <= tol * abs(previous):
+                result.converged = True
+                break
+        gradient_w = lam * w + grad / n
+        w -= eta * gradient_w
+        if fit_intercept:
+            b -= eta * grad_b / n
+    result.w, result.b, result.step_size = w, b, eta
+    return result
+
+
+@dataclass
+class PegasosResult:
+    """Outcome of :func:`solve_pegasos` for one binary problem."""
+
+    w: np.ndarray                       # (n_features + 1,), the last entry is the offset weight
+    n_iter: int
+    counters: np.ndarray = field(default_factory=lambda: np.zeros(K.N_PEGASOS_COUNTERS, np.int64))
+
+
+def solve_pegasos(packed, y, lam, batch_size, n_iter, bias_feature, margin_bounds, rng,
+                  progress=None):
+    """Mini-batch Pegasos (Shalev-Shwartz et al. 2007) with Algorithm 3's sampled bounds.
+
+    ``n_iter`` iterations of ``batch_size`` points drawn uniformly with
+    replacement; see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
+    batches are drawn from ``rng`` in the same way with and without bounds,
+    so both runs give the same model.
+    """
+    n, d = packed.n_samples, packed.n_features
+    norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
+    w = np.zeros(d + 1)
+    w_ref = np.zeros(d + 1)
+    u = np.zeros(n)                     # margins of w_ref = 0
+    update = np.empty(d + 1)
+    rule = K.new_rule(*resort_schedule(packed, batch_size, sort=False))
+    result = PegasosResult(w, n_iter)
+    chunk = max(1, _options.CHUNK_STEPS // batch_size)
+    for t0 in range(0, n_iter, chunk):
+        batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
+        K.pegasos_steps(*packed.arrays, norms, y, batches, t0, lam, bias_feature, margin_bounds,
+                        rule, u, w_ref, w, update, result.counters)
+        if progress is not None:
+            progress.update(batches.shape[0])
+    return result
