@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 50 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 80 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as H  # noqa: E402
+import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
 import snacks_paper_tables  # noqa: E402
@@ -26,6 +27,7 @@ SCRIPTS = {
     "bsgd_paper_tables": bsgd_paper_tables.main,
     "bsgd_vs_svc": bsgd_vs_svc.main,
     "snacks_paper_tables": snacks_paper_tables.main,
+    "bounds_paper_tables": bounds_paper_tables.main,
 }
 
 

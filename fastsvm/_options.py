@@ -34,6 +34,11 @@ RESORT_C
     The margin bounds' worst-case overhead factor c (Guillory & Bilmes
     eq. 3): SortPeriod = c SortTime / EvalTime, so at most about 1/(c+1) of
     the time goes to re-sorting.  Changes speed only, never the model.
+SCALED_REFERENCE
+    Pegasos' bounds compare w with the best multiple a w' of the reference
+    model instead of w' itself (see ``fastsvm.bounds._kernels.pegasos_steps``):
+    the same decisions, fewer margins computed.  False gives the paper's
+    Algorithm 3 exactly (the benchmark runs both).
 PREFIX_SUMS_MAX_BYTES
     ``HuberSVC`` stores the prefix sums of all sorted points (n x d doubles,
     Algorithm 1) while they fit in this many bytes, and otherwise only the
@@ -57,5 +62,6 @@ EMBED_DTYPE = "float32"
 NYSTROM_EIG_RTOL = 1e-7
 RESORT_C = 10.0
 PREFIX_SUMS_MAX_BYTES = 512 * 2**20
+SCALED_REFERENCE = True
 LEVERAGE_POOL_FACTOR = 10
 LEVERAGE_SKETCH_SIZE = 1000

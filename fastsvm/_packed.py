@@ -1,4 +1,4 @@
-"""Training data in the form compiled kernels take, and the two row operations they share.
+"""Training data in the form compiled kernels take, and the row operations they share.
 
 A kernel receives ``X, data, indices, indptr, is_sparse``: a dense C-ordered
 array (with empty CSR arrays), or CSR arrays (with an empty dense array), and
@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ._exp import exp_nonpositive
 from ._options import JIT_OPTIONS
 from ._validation import check_csr_format
 from .kernels import row_sq_norms
@@ -95,3 +96,50 @@ def row_axpy(X, data, indices, indptr, is_sparse, i, a, out):
     else:
         for f in range(X.shape[1]):
             out[f] += a * X[i, f]
+
+
+@njit(**JIT_OPTIONS)
+def column_axpy(v, col, n_sv, out):
+    """out[j] += v * col[j] for j < n_sv: one feature's contribution to n_sv dot products."""
+    for j in range(n_sv):
+        out[j] += v * col[j]
+
+
+@njit(**JIT_OPTIONS)
+def sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, out):
+    """out[j] = <x_i, sv_j> for j < n_sv; the support vectors are the columns of ``svt``
+    (n_features x capacity, feature-major, so each feature is one contiguous axpy)."""
+    for j in range(n_sv):
+        out[j] = 0.0
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            column_axpy(data[p], svt[indices[p]], n_sv, out)
+    else:
+        for f in range(X.shape[1]):
+            if X[i, f] != 0.0:
+                column_axpy(X[i, f], svt[f], n_sv, out)
+
+
+@njit(**JIT_OPTIONS)
+def store_sv(X, data, indices, indptr, is_sparse, i, svt, slot):
+    """svt[:, slot] = x_i."""
+    for f in range(svt.shape[0]):
+        svt[f, slot] = 0.0
+    if is_sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            svt[indices[p], slot] = data[p]
+    else:
+        for f in range(X.shape[1]):
+            svt[f, slot] = X[i, f]
+
+
+@njit(**JIT_OPTIONS)
+def rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
+    """out[j] = exp(-gamma max(0, ||x||^2 + ||sv_j||^2 - 2 dots[j])).
+
+    ``dots`` is overwritten with the exponents (exp into a separate array
+    vectorises; in place it does not); ``bits`` is int64 scratch.
+    """
+    for j in range(n_sv):
+        dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
+    exp_nonpositive(dots, n_sv, out, bits)

@@ -192,3 +192,28 @@ def pegasos_minibatch(X, y, lam, batches, bias_feature):
         if norm > 1 / np.sqrt(lam):
             w *= 1 / (np.sqrt(lam) * norm)
     return w
+
+
+def kernel_pegasos(X, y, lam, batches, gamma, bias2):
+    """Mini-batch Pegasos in the feature space of exp(-gamma ||x - z||^2) + bias2, with
+    w = sum_j beta_j phi(x_j) over all training points and ||w||^2 = beta^T K beta; returns beta."""
+    X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    K = np.array([[rbf(a, b, gamma) + bias2 for b in X] for a in X])
+    beta = np.zeros(len(X))
+    for t, batch in enumerate(batches, start=1):
+        margins = y * (K @ beta)
+        step = np.zeros(len(X))
+        for i in batch:
+            if margins[i] < 1:
+                step[i] += y[i] / (lam * t * len(batch))
+        beta = (1 - 1 / t) * beta + step
+        norm = np.sqrt(beta @ K @ beta)
+        if norm > 1 / np.sqrt(lam):
+            beta *= 1 / (np.sqrt(lam) * norm)
+    return beta
+
+
+def weight_distance(K, beta, beta_ref):
+    """||w - w'|| by the paper's eq. (6) from kernel values."""
+    return np.sqrt(np.sum(K * (np.outer(beta, beta) + np.outer(beta_ref, beta_ref)
+                               - 2 * np.outer(beta, beta_ref))))

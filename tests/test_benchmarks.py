@@ -18,6 +18,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 import _harness  # noqa: E402
+import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
 import run_all  # noqa: E402
@@ -134,6 +135,35 @@ def test_snacks_paper_tables_smoke(tmp_path):
     for s in SNACKS_SETS:
         assert f"| {s} | NystromSVC (ASSG) |" in md and f"| {s} | LinearSVC |" in md
     assert (tmp_path / "snacks_paper_tables.png").stat().st_size > 0
+
+
+BOUNDS_SETS = ["a9a", "phishing"]   # a sparse paper-style set and a kernel-Pegasos set
+
+
+def test_bounds_paper_tables_smoke(tmp_path):
+    bounds_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *BOUNDS_SETS])
+    payload, md = _read(tmp_path, "bounds_paper_tables")
+    _check_common(payload)
+    entries = payload["results"]["sets"]
+    assert [e["set"] for e in entries] == BOUNDS_SETS
+    for e in entries:
+        assert [g["tol"] for g in e["gd"]] == list(bounds_paper_tables.TOLS)
+        iterations = [g["iterations"] for g in e["gd"]]
+        assert iterations == sorted(iterations)          # a looser epsilon stops no later
+        for g in e["gd"]:
+            assert 0 < g["examined_per_iteration"] <= 1 and g["speedup"] > 0
+            assert 0 <= g["test_error"] < 50
+        assert "max_coef_rel_diff" in e["gd"][-1]
+        assert [p["k"] for p in e["pegasos"]] == list(bounds_paper_tables.BATCHES)
+        for p in e["pegasos"]:
+            assert p["identical"]                         # the bounds never change the model
+            assert p["examined_alg3"] > 0 and p["examined_scaled"] > 0
+    (kernel,) = payload["results"]["kernel"]
+    assert kernel["set"] == "phishing" and kernel["identical"] and kernel["n_support"] > 0
+    assert "## Table 2" in md and "## Table 3" in md and "## Kernel Pegasos" in md
+    for s in BOUNDS_SETS:
+        assert f"| {s} | 1e-06 |" in md
+    assert (tmp_path / "bounds_paper_tables.png").stat().st_size > 0
 
 
 def test_run_all_smoke(tmp_path):

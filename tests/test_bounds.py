@@ -11,7 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from fastsvm import HuberSVC, PegasosSVC, _options
 from fastsvm._packed import PackedData
 from fastsvm.bounds import _kernels as K
-from fastsvm.bounds.solver import SortedMargins, resort_schedule, solve_huber_gd, solve_pegasos
+from fastsvm.bounds.solver import (SortedMargins, resort_schedule, solve_huber_gd,
+                                   solve_kernel_pegasos, solve_pegasos)
 from fastsvm.datasets import load_dataset
 
 from . import naive
@@ -243,18 +244,19 @@ def test_huber_svc_labels_and_float32():
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("bias_feature", [1.0, 0.0])
 def test_pegasos_steps_follow_the_oracle(sparse, bias_feature):
+    """Without bounds, with Algorithm 3's and with the scaled-reference bound."""
     X, y = _problem(n=120, d=5, sparse=sparse)
     lam = 1e-2
     batches = np.random.default_rng(4).integers(0, 120, size=(60, 10))
     want = naive.pegasos_minibatch(X, y, lam, batches, bias_feature)
-    for margin_bounds in (False, True):
+    for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         packed = PackedData.from_matrix(X)
         norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
         w, w_ref, u = np.zeros(6), np.zeros(6), np.zeros(120)
         rule = K.new_rule(*resort_schedule(packed, 10, sort=False))
         counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
         K.pegasos_steps(*packed.arrays, norms, y, batches, 0, lam, bias_feature, margin_bounds,
-                        rule, u, w_ref, w, np.empty(6), counters)
+                        scaled, rule, u, w_ref, w, np.empty(6), counters)
         assert_allclose(w, want, rtol=1e-10, atol=1e-12)
 
 
@@ -341,3 +343,64 @@ def test_bad_data(Estimator):
         Estimator().fit(bad, y)
     with pytest.raises(ValueError, match="CSR"):
         clf.predict(bad)
+
+
+# ---------------------------------------------------------------- kernel Pegasos
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("bias2", [1.0, 0.0])
+def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2):
+    X, y = _problem(n=80, d=4, sparse=sparse)
+    lam, gamma = 1e-2, 0.5
+    batches = np.random.default_rng(5).integers(0, 80, size=(40, 8))
+    want = naive.kernel_pegasos(X, y, lam, batches, gamma, bias2)
+    for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
+        monkeypatch.setattr(_options, "SCALED_REFERENCE", scaled)
+        result = solve_kernel_pegasos(PackedData.from_matrix(X), y, lam, gamma, 8, 40, bias2,
+                                      margin_bounds, _ReplayBatches(batches))
+        beta = np.zeros(80)
+        beta[result.support] = result.dual
+        assert_allclose(beta, want, rtol=1e-9, atol=1e-12)
+
+
+class _ReplayBatches:
+    """Stands in for a Generator: hands out the given batches in order."""
+
+    def __init__(self, batches):
+        self.batches, self.pos = batches, 0
+
+    def integers(self, low, high, size, dtype):
+        out = self.batches[self.pos:self.pos + size[0]]
+        self.pos += size[0]
+        return out.astype(dtype)
+
+
+def test_kernel_weight_distance_matches_eq_6():
+    """The incrementally kept ||w||^2, <w, w'> and ||w'||^2 give eq. (6)'s distance."""
+    X, y = _problem(n=60, d=4)
+    lam, gamma = 1e-2, 0.5
+    packed = PackedData.from_matrix(X)
+    batches = np.random.default_rng(6).integers(0, 60, size=(30, 6))
+    Kmat = np.array([[naive.rbf(a, b, gamma) + 1.0 for b in X] for a in X])
+    beta_ref = naive.kernel_pegasos(X, y, lam, batches[:10], gamma, 1.0)
+    beta = naive.kernel_pegasos(X, y, lam, batches, gamma, 1.0)
+    # run 10 iterations, refresh (w_ref = w_10), then 20 more
+    svt, sv_sq, coef = np.zeros((4, 60)), np.zeros(60), np.zeros(60)
+    slot_of, u = np.full(60, -1, dtype=np.int64), np.zeros(60)
+    state = np.array([1.0, 0.0, 0.0, 0.0])
+    counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
+    rule = K.new_rule(1e9, 1e9)
+    n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches[:10], 0, lam, gamma,
+                                  1.0, True, False, rule, u, svt, sv_sq, coef, slot_of, 0, state, counters)
+    rule[K.R_PERIOD] = 0.0                 # refresh at the next iteration...
+    rule[K.R_PRUNED_LAST] = 0.0
+    n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches[10:11], 10, lam,
+                                  gamma, 1.0, True, False, rule, u, svt, sv_sq, coef, slot_of, n_sv, state,
+                                  counters)
+    assert counters[K.PC_REFRESHES] == 1
+    assert_allclose(u, y * (Kmat @ beta_ref), rtol=1e-10, atol=1e-12)
+    rule[K.R_PERIOD] = 1e9                 # ...and never again
+    K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches[11:], 11, lam, gamma,
+                           1.0, True, False, rule, u, svt, sv_sq, coef, slot_of, n_sv, state, counters)
+    distance = np.sqrt(state[K.KS_NORM2] - 2 * state[K.KS_CROSS] + state[K.KS_REF_NORM2])
+    assert_allclose(state[K.KS_NORM2], beta @ Kmat @ beta, rtol=1e-9)
+    assert_allclose(distance, naive.weight_distance(Kmat, beta, beta_ref), rtol=1e-6)

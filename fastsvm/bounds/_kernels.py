@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from .._options import JIT_OPTIONS
-from .._packed import row_axpy, row_dot
+from .._packed import rbf_from_dots, row_axpy, row_dot, store_sv, sv_dots
 
 # re-sort rule state indices
 R_PERIOD = 0          # SortPeriod, iterations
@@ -242,7 +242,7 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 @njit(**JIT_OPTIONS)
 def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, lam, bias_feature,
-                  use_bounds, rule, u, w_ref, w, update, counters):
+                  use_bounds, scaled, rule, u, w_ref, w, update, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
@@ -254,10 +254,20 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
     ``w`` has n_features + 1 entries; the last multiplies ``bias_feature``
     (1.0 for a regularised offset, 0.0 for none).  With ``use_bounds`` the
     stored margins ``u`` of ``w_ref`` and the norms ``norms`` (of (x_i,
-    bias_feature)) decide a point without its margin when
-    u_i -/+ ||w - w_ref|| ||x_i|| clears 1; the stored margins are refreshed by
-    the re-sort rule (no sorting: Alg. 3).  A+ is the same set either way,
-    added in the same order, so the iterates are identical.
+    bias_feature)) decide a point without its margin when its bound clears 1;
+    the stored margins are refreshed by the re-sort rule (no sorting: Alg. 3).
+    A+ is the same set either way, added in the same order, so the iterates
+    are identical.
+
+    The bound is Algorithm 3's, y_i <w, x_i> in u_i -/+ ||w - w_ref|| ||x_i||,
+    or with ``scaled`` the same bound around a multiple of the reference:
+    for any a, y_i <w, x_i> = a u_i + y_i <w - a w_ref, x_i>, so
+
+        a u_i - ||w - a w_ref|| ||x_i||  <=  y_i <w, x_i>  <=  a u_i + ||w - a w_ref|| ||x_i||,
+
+    tightest for a = <w, w_ref> / ||w_ref||^2.  Pegasos shrinks w by
+    (1 - 1/t) every step, which the paper's bound (a = 1) counts as change
+    in w; the scaled bound only sees the change in direction.
     """
     n = u.shape[0]
     k = batches.shape[1]
@@ -267,6 +277,7 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
         t = t0 + it + 1
         bounded = use_bounds
         w_dist = 0.0
+        a = 1.0
         if use_bounds:
             if resort_due(rule, t, k):
                 for i in range(n):
@@ -278,19 +289,23 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
                 counters[PC_REFRESHES] += 1
             bounded = rule[R_PLAIN] == 0.0
             if bounded:
+                if scaled and ref_norm > 0.0:
+                    a = np.sum(w * w_ref) / (ref_norm * ref_norm)
                 d2 = 0.0
                 for f in range(w.shape[0]):
-                    d2 += (w[f] - w_ref[f]) ** 2
+                    d2 += (w[f] - a * w_ref[f]) ** 2
                 w_dist = np.sqrt(d2)
         update[:] = 0.0
         examined = 0
         for j in range(k):
             i = batches[it, j]
             if bounded:
-                reach = w_dist * norms[i] + HINGE_SLACK * (1.0 + ref_norm * norms[i])
-                if u[i] - reach > 1.0:
+                center = a * u[i]
+                reach = w_dist * norms[i] + HINGE_SLACK * (
+                    1.0 + (abs(a) * ref_norm + w_dist) * norms[i])
+                if center - reach > 1.0:
                     continue
-                violates = u[i] + reach < 1.0
+                violates = center + reach < 1.0
                 if not violates:
                     examined += 1
                     violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
@@ -311,3 +326,148 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
             sq += w[f] * w[f]
         if sq > radius * radius:
             w *= radius / np.sqrt(sq)
+
+
+# kernel Pegasos state indices (float64 array)
+KS_SCALE = 0          # w = scale * sum_s gamma_s phi(sv_s)
+KS_NORM2 = 1          # ||w||^2
+KS_CROSS = 2          # <w, w_ref>
+KS_REF_NORM2 = 3      # ||w_ref||^2
+N_KSTATE = 4
+
+#: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
+#: terms are updated incrementally: it covers their cancellation and drift.
+DIST_SLACK = 1e-9
+
+
+@njit(**JIT_OPTIONS)
+def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma, bias2, svt, sv_sq,
+                   coef, n_sv, scale, dots, kvals, bits):
+    """y_i f(x_i), f(x) = scale sum_s coef_s (k(sv_s, x) + bias2), k the RBF kernel."""
+    sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+    rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
+    f = 0.0
+    for s in range(n_sv):
+        f += coef[s] * (kvals[s] + bias2)
+    return y[i] * scale * f
+
+
+@njit(**JIT_OPTIONS)
+def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batches, t0, lam, gamma,
+                         bias2, use_bounds, scaled, rule, u, svt, sv_sq, coef, slot_of, n_sv,
+                         state, counters):
+    """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
+
+    The same iteration as :func:`pegasos_steps` in the feature space of the
+    kernel k'(x, z) = exp(-gamma ||x - z||^2) + bias2 (bias2 = 1: a
+    regularised offset as a constant feature), with
+    w = scale * sum_s coef_s phi(sv_s) over the support vectors (training
+    points stored as the columns of ``svt``; ``slot_of[i]`` is point i's
+    column or -1).  The shrink 1 - 1/t and the projection only change
+    ``scale``.
+
+    ||w||^2, <w, w_ref> and ||w_ref||^2 (the terms of eq. 6, expanded) are
+    updated per iteration from the margins of the violators, their stored
+    margins u and their kernel values among themselves, in
+    O(|A+| (n_sv + |A+|)) instead of eq. (6)'s O(n_sv^2).  As the paper
+    notes, for kernels only the points certain to have zero loss can be
+    skipped: a violator's own margin is needed for ||w||^2.  A point is
+    skipped when a u_i - ||w - a w_ref|| sqrt(1 + bias2) > 1, with a = 1 (the
+    paper) or, with ``scaled``, a = <w, w_ref> / ||w_ref||^2 (see
+    :func:`pegasos_steps`).
+    """
+    n = u.shape[0]
+    k = batches.shape[1]
+    cap = svt.shape[1]
+    dots = np.empty(cap)
+    kvals = np.empty(cap)
+    bits = np.empty(cap, dtype=np.int64)
+    violators = np.empty(k, dtype=np.int64)
+    phi_norm = np.sqrt(1.0 + bias2)
+    for it in range(batches.shape[0]):
+        t = t0 + it + 1
+        scale = state[KS_SCALE]
+        bounded = use_bounds
+        reach = 0.0
+        a = 1.0
+        if use_bounds:
+            if resort_due(rule, t, k):
+                for i in range(n):
+                    u[i] = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma,
+                                          bias2, svt, sv_sq, coef, n_sv, scale, dots, kvals, bits)
+                state[KS_REF_NORM2] = state[KS_NORM2]
+                state[KS_CROSS] = state[KS_NORM2]
+                record_resort(rule, t)
+                counters[PC_REFRESHED] += n
+                counters[PC_REFRESHES] += 1
+            bounded = rule[R_PLAIN] == 0.0
+            if bounded:
+                nw2, nr2, cross = state[KS_NORM2], state[KS_REF_NORM2], state[KS_CROSS]
+                a = cross / nr2 if scaled and nr2 > 0.0 else 1.0
+                d2 = (max(nw2 - 2.0 * a * cross + a * a * nr2, 0.0)
+                      + DIST_SLACK * (nw2 + a * a * nr2))
+                reach = np.sqrt(d2) * phi_norm + HINGE_SLACK * (
+                    1.0 + (abs(a) * np.sqrt(nr2) + np.sqrt(d2)) * phi_norm)
+        n_viol = 0
+        examined = 0
+        margin_sum = 0.0
+        stored_sum = 0.0
+        for j in range(k):
+            i = batches[it, j]
+            if bounded and a * u[i] - reach > 1.0:
+                continue
+            examined += 1
+            m = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma, bias2,
+                               svt, sv_sq, coef, n_sv, scale, dots, kvals, bits)
+            if m < 1.0:
+                violators[n_viol] = i
+                n_viol += 1
+                margin_sum += m
+                stored_sum += u[i]
+        counters[PC_EXAMINED] += examined
+        if use_bounds:
+            record_pruned(rule, k - examined)
+        # w <- (1 - 1/t) w + c sum_{A+} y_i phi(x_i), c = 1 / (lambda t k)
+        shrink = 1.0 - 1.0 / t
+        c = 1.0 / (lam * t * k)
+        if t > 1:
+            scale *= shrink
+        else:
+            scale = 1.0                 # w_1 = 0: no coefficient yet
+        quad = 0.0                      # ||sum_{A+} y_i phi(x_i)||^2
+        for a in range(n_viol):
+            i = violators[a]
+            slot = slot_of[i]
+            if slot < 0:
+                slot = n_sv
+                slot_of[i] = slot
+                store_sv(X, data, indices, indptr, is_sparse, i, svt, slot)
+                sv_sq[slot] = sq_norms[i]
+                coef[slot] = 0.0
+                n_sv += 1
+            coef[slot] += y[i] * c / scale
+        for a in range(n_viol):
+            ia = violators[a]
+            for b in range(n_viol):
+                ib = violators[b]
+                dot = 0.0
+                sb = slot_of[ib]
+                if is_sparse:
+                    for p in range(indptr[ia], indptr[ia + 1]):
+                        dot += data[p] * svt[indices[p], sb]
+                else:
+                    for f in range(X.shape[1]):
+                        dot += X[ia, f] * svt[f, sb]
+                kab = np.exp(-gamma * max(sq_norms[ia] + sv_sq[sb] - 2.0 * dot, 0.0)) + bias2
+                quad += y[ia] * y[ib] * kab
+        norm2 = shrink * shrink * state[KS_NORM2] + 2.0 * shrink * c * margin_sum + c * c * quad
+        cross = shrink * state[KS_CROSS] + c * stored_sum
+        if norm2 * lam > 1.0:
+            factor = 1.0 / np.sqrt(lam * norm2)
+            scale *= factor
+            norm2 *= factor * factor
+            cross *= factor
+        state[KS_SCALE] = scale
+        state[KS_NORM2] = norm2
+        state[KS_CROSS] = cross
+    return n_sv

@@ -6,6 +6,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
@@ -18,9 +19,10 @@ from tqdm.auto import tqdm
 
 from .._packed import PackedData
 from .._validation import check_csr_format
+from ..kernels import rbf_expansion, resolve_gamma
 from ..multiclass import binary_targets, labels_from_decision
 from . import _kernels as K
-from .solver import solve_huber_gd, solve_pegasos
+from .solver import solve_huber_gd, solve_kernel_pegasos, solve_pegasos
 
 #: PegasosSVC's default number of iterations: enough for this many passes over
 #: the data, and at least ``MIN_PEGASOS_ITER``.
@@ -32,7 +34,7 @@ class _LinearOneVsRest(ClassifierMixin, BaseEstimator):
     """Validation, one-vs-rest fan-out and the linear decision function of both estimators."""
 
     def _prepare(self, X, y):
-        """Validate (X, y), set ``classes_``; return the packed X and the +-1 targets."""
+        """Validate (X, y), set ``classes_``; return X, its packed form and the +-1 targets."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -40,7 +42,8 @@ class _LinearOneVsRest(ClassifierMixin, BaseEstimator):
         if len(self.classes_) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; got 1 "
                              f"class: {self.classes_[0]!r}")
-        return PackedData.from_matrix(X), binary_targets(y_enc, len(self.classes_))
+        X = check_csr_format(X)
+        return X, PackedData.from_matrix(X), binary_targets(y_enc, len(self.classes_))
 
     def _solve_all(self, solve_one, targets, total, unit):
         """Run ``solve_one(y_bin, index, bar)`` for every binary problem, in threads."""
@@ -58,12 +61,15 @@ class _LinearOneVsRest(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes).
         """
-        check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        X = check_csr_format(X)
+        X = self._validate_for_predict(X)
         decision = np.asarray(safe_sparse_dot(X, self.coef_.T), dtype=np.float64) + self.intercept_
         return decision[:, 0] if decision.shape[1] == 1 else decision
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self, "intercept_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
+        return check_csr_format(X)
 
     def predict(self, X):
         """Predicted class labels."""
@@ -197,7 +203,7 @@ class HuberSVC(_LinearOneVsRest):
         self
         """
         started = time.perf_counter()
-        packed, targets = self._prepare(X, y)
+        _, packed, targets = self._prepare(X, y)
         n = packed.n_samples
         lam = 1.0 / (n * self.C)
 
@@ -231,8 +237,8 @@ class HuberSVC(_LinearOneVsRest):
 
 
 class PegasosSVC(_LinearOneVsRest):
-    r"""Linear SVM trained by mini-batch Pegasos, skipping margin computations with
-    sampled bounds on the change in the margin.
+    r"""SVM trained by mini-batch Pegasos, linear or with the RBF kernel, skipping margin
+    computations with sampled bounds on the change in the margin.
 
     Pegasos (Shalev-Shwartz, Singer & Srebro 2007) minimises
 
@@ -255,12 +261,31 @@ class PegasosSVC(_LinearOneVsRest):
     the same as with ``margin_bounds=False``.  See
     :func:`fastsvm.bounds._kernels.pegasos_steps`.
 
-    Multi-class problems are split one-vs-rest.
+    With ``kernel='rbf'`` the same iteration runs in the kernel's feature
+    space (kernel Pegasos; the offset is the constant feature, i.e. the
+    kernel plus 1), w = sum_s alpha_s phi(x_s) over the points that ever
+    violated the margin, and ||w - w'|| is eq. (6) of the paper, kept up to
+    date incrementally.  As the paper says, for kernels only the points
+    certain to lie beyond the margin can be skipped (a violator's own margin
+    is needed to update ||w||).  It pays when most drawn points are beyond
+    the margin by more than ||w - w'|| (separable data, late iterations) and
+    the refresh of all n stored margins, n * n_sv kernel values, is rare; it
+    costs when the support vectors are a large share of the data (noisy
+    sets, small C), since every margin costs n_sv kernel values anyway.
+    Each margin costs O(n_sv d): for large data sets use
+    :class:`fastsvm.BudgetSVC`.
+
+    Multi-class problems are split one-vs-rest.  The last iterate is the
+    model; with small lambda (large C) it is noisy (a9a, C = 1: 78 to 85 %
+    test accuracy over seeds at the default T, against 84.5-85 % at C = 0.1).
 
     Parameters
     ----------
     C : float, default=1.0
         Regularisation, lambda = 1 / (n_samples * C).
+    kernel : {'linear', 'rbf'}, default='linear'
+    gamma : float or 'scale', default='scale'
+        RBF width; 'scale' is 1 / (n_features * X.var()), as in SVC.
     batch_size : int, default=100
         Points per iteration (the paper's k).
     max_iter : int or None, default=None
@@ -283,7 +308,16 @@ class PegasosSVC(_LinearOneVsRest):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     coef_ : ndarray of shape (n_models, n_features_in_)
+        Linear kernel only.
     intercept_ : ndarray of shape (n_models,)
+    gamma_ : float
+        RBF kernel only: the numeric gamma used.
+    support_ : ndarray of shape (n_SV,)
+        RBF kernel only: training indices of the support vectors of all models.
+    support_vectors_ : ndarray of shape (n_SV, n_features_in_)
+        RBF kernel only.
+    dual_coef_ : ndarray of shape (n_models, n_SV)
+        RBF kernel only: f(x) = sum_s dual_coef_[m, s] k(support_vectors_[s], x) + intercept_[m].
     n_iter_ : ndarray of shape (n_models,)
         Iterations T run per binary model.
     training_info_ : dict
@@ -304,6 +338,8 @@ class PegasosSVC(_LinearOneVsRest):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
@@ -313,9 +349,11 @@ class PegasosSVC(_LinearOneVsRest):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, C=1.0, batch_size=100, max_iter=None, fit_intercept=True,
-                 margin_bounds=True, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", batch_size=100, max_iter=None,
+                 fit_intercept=True, margin_bounds=True, n_jobs=None, random_state=None, verbose=0):
         self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
@@ -338,7 +376,7 @@ class PegasosSVC(_LinearOneVsRest):
         self
         """
         started = time.perf_counter()
-        packed, targets = self._prepare(X, y)
+        X, packed, targets = self._prepare(X, y)
         n = packed.n_samples
         lam = 1.0 / (n * self.C)
         k = self.batch_size
@@ -348,14 +386,30 @@ class PegasosSVC(_LinearOneVsRest):
         seeds = check_random_state(self.random_state).randint(np.iinfo(np.int32).max,
                                                               size=len(targets))
 
+        if self.kernel == "rbf":
+            self.gamma_ = resolve_gamma(self.gamma, X)
+
         def solve_one(y_bin, index, bar):
+            rng = np.random.default_rng(seeds[index])
+            if self.kernel == "rbf":
+                return solve_kernel_pegasos(packed, y_bin, lam, self.gamma_, k, n_iter,
+                                            bias_feature ** 2, self.margin_bounds, rng, bar)
             return solve_pegasos(packed, y_bin, lam, k, n_iter, bias_feature, self.margin_bounds,
-                                 np.random.default_rng(seeds[index]), bar)
+                                 rng, bar)
 
         results = self._solve_all(solve_one, targets, n_iter, "it")
-        W = np.array([r.w for r in results])
-        self.coef_ = W[:, :-1]
-        self.intercept_ = W[:, -1] * bias_feature
+        if self.kernel == "rbf":
+            self.support_ = np.unique(np.concatenate([r.support for r in results]))
+            self.support_vectors_ = (X[self.support_].toarray() if sp.issparse(X)
+                                     else np.array(X[self.support_], dtype=np.float64))
+            self.dual_coef_ = np.zeros((len(results), len(self.support_)))
+            for m, r in enumerate(results):
+                self.dual_coef_[m, np.searchsorted(self.support_, r.support)] = r.dual
+            self.intercept_ = bias_feature ** 2 * self.dual_coef_.sum(axis=1)
+        else:
+            W = np.array([r.w for r in results])
+            self.coef_ = W[:, :-1]
+            self.intercept_ = W[:, -1] * bias_feature
         self.n_iter_ = np.array([r.n_iter for r in results])
         counters = [r.counters for r in results]
         self.training_info_ = {
@@ -371,3 +425,18 @@ class PegasosSVC(_LinearOneVsRest):
                   f"{100 * np.mean(self.training_info_['examined_fraction']):.1f} % of drawn "
                   f"points, {self.training_info_['time_fit_s']:.2f} s")
         return self
+
+    def decision_function(self, X):
+        """Decision values of each binary model.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive means
+        ``classes_[1]``), else (n_samples, n_classes).
+        """
+        if self.kernel == "linear":
+            return super().decision_function(X)
+        X = self._validate_for_predict(X)
+        decision = rbf_expansion(X, self.support_vectors_, self.dual_coef_.T, self.gamma_)
+        decision += self.intercept_
+        return decision[:, 0] if decision.shape[1] == 1 else decision

@@ -11,6 +11,7 @@ for n points with s*d stored entries each:
   SortCost = SortTime / LossTime, with c = ``fastsvm._options.RESORT_C``.
 """
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,7 @@ class GDResult:
     b: float
     objective: list            # objective (1) at each iterate evaluated
     examined: list             # margins computed at each iteration
+    seconds: list              # wall time since the start, after each evaluation
     step_size: float           # final step size
     converged: bool
     n_sorts: int = 0
@@ -125,7 +127,8 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
     margins = np.empty(n)
     sorter = SortedMargins(packed, y) if margin_bounds else None
     rule = K.new_rule(*resort_schedule(packed, n))
-    result = GDResult(w, b, [], [], eta0, False)
+    result = GDResult(w, b, [], [], [], eta0, False)
+    started = time.perf_counter()
     eta = eta0
     for it in range(max_iter):
         mode = "plain"
@@ -149,6 +152,7 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
         objective = huber_objective(loss, w, lam, n)
         result.objective.append(objective)
         result.examined.append(int(examined))
+        result.seconds.append(time.perf_counter() - started)
         if progress is not None:
             progress.update(1)
         if it > 0:
@@ -196,7 +200,49 @@ def solve_pegasos(packed, y, lam, batch_size, n_iter, bias_feature, margin_bound
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         K.pegasos_steps(*packed.arrays, norms, y, batches, t0, lam, bias_feature, margin_bounds,
-                        rule, u, w_ref, w, update, result.counters)
+                        _options.SCALED_REFERENCE, rule, u, w_ref, w, update, result.counters)
         if progress is not None:
             progress.update(batches.shape[0])
     return result
+
+
+@dataclass
+class KernelPegasosResult:
+    """Outcome of :func:`solve_kernel_pegasos`: f(x) = sum_s dual_s (k(x_support_s, x) + bias2)."""
+
+    support: np.ndarray                 # training indices of the support vectors
+    dual: np.ndarray                    # their coefficients
+    n_iter: int
+    counters: np.ndarray
+
+
+def solve_kernel_pegasos(packed, y, lam, gamma, batch_size, n_iter, bias2, margin_bounds, rng,
+                         progress=None):
+    """Mini-batch kernel Pegasos (RBF) with the bounds of eq. (6); see
+    :func:`fastsvm.bounds._kernels.kernel_pegasos_steps`.  Same batches, same
+    model with and without bounds."""
+    n, d = packed.n_samples, packed.n_features
+    capacity = min(n, n_iter * batch_size)
+    svt = np.zeros((d, capacity))
+    sv_sq = np.zeros(capacity)
+    coef = np.zeros(capacity)
+    slot_of = np.full(n, -1, dtype=np.int64)
+    state = np.zeros(K.N_KSTATE)
+    state[K.KS_SCALE] = 1.0
+    u = np.zeros(n)
+    counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
+    # a refresh costs n margins of n_sv kernel values, an iteration k of them
+    rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n))
+    n_sv = 0
+    chunk = max(1, _options.CHUNK_STEPS // batch_size)
+    for t0 in range(0, n_iter, chunk):
+        batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
+        n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches, t0, lam, gamma,
+                                      bias2, margin_bounds, _options.SCALED_REFERENCE, rule, u,
+                                      svt, sv_sq, coef, slot_of, n_sv, state, counters)
+        if progress is not None:
+            progress.update(batches.shape[0])
+    support = np.empty(n_sv, dtype=np.int64)
+    taken = slot_of >= 0
+    support[slot_of[taken]] = np.flatnonzero(taken)
+    return KernelPegasosResult(support, state[K.KS_SCALE] * coef[:n_sv], n_iter, counters)

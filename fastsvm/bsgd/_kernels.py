@@ -55,8 +55,8 @@ import numpy as np
 from numba import njit
 
 from .._cycles import read_cycle_counter
-from .._exp import exp_nonpositive
 from .._options import JIT_OPTIONS
+from .._packed import column_axpy, rbf_from_dots, store_sv, sv_dots
 from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
                               s_at, wd_at)
 
@@ -85,52 +85,6 @@ DG_LOOKUP_H = 1
 DG_LOOKUP_WD = 2
 DG_GSS_PRECISE = 3
 N_DIAG = 4
-
-
-@njit(**JIT_OPTIONS)
-def _axpy(v, col, n_sv, out):
-    """out[j] += v * col[j] for j < n_sv: one feature's contribution to n_sv dot products."""
-    for j in range(n_sv):
-        out[j] += v * col[j]
-
-
-@njit(**JIT_OPTIONS)
-def _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, out):
-    """out[j] = <x_i, sv_j> for j < n_sv, x_i a dense row of X or a CSR row."""
-    for j in range(n_sv):
-        out[j] = 0.0
-    if is_sparse:
-        for p in range(indptr[i], indptr[i + 1]):
-            _axpy(data[p], svt[indices[p]], n_sv, out)
-    else:
-        for f in range(X.shape[1]):
-            if X[i, f] != 0.0:
-                _axpy(X[i, f], svt[f], n_sv, out)
-
-
-@njit(**JIT_OPTIONS)
-def _store_row(X, data, indices, indptr, is_sparse, i, svt, slot):
-    """svt[:, slot] = x_i."""
-    for f in range(svt.shape[0]):
-        svt[f, slot] = 0.0
-    if is_sparse:
-        for p in range(indptr[i], indptr[i + 1]):
-            svt[indices[p], slot] = data[p]
-    else:
-        for f in range(X.shape[1]):
-            svt[f, slot] = X[i, f]
-
-
-@njit(**JIT_OPTIONS)
-def _rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
-    """out[j] = exp(-gamma max(0, ||x||^2 + ||sv_j||^2 - 2 dots[j])).
-
-    ``dots`` is overwritten with the exponents (exp into a separate array
-    vectorises; in place it does not); ``bits`` is int64 scratch.
-    """
-    for j in range(n_sv):
-        dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
-    exp_nonpositive(dots, n_sv, out, bits)
 
 
 @njit(**JIT_OPTIONS)
@@ -223,8 +177,8 @@ def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
             dots[j] = 0.0
         for f in range(svt.shape[0]):
             if svt[f, a] != 0.0:
-                _axpy(svt[f, a], svt[f], n_sv, dots)
-        _rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kappa_row, bits)
+                column_axpy(svt[f, a], svt[f], n_sv, dots)
+        rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kappa_row, bits)
     kappa_row[a] = 1.0
     for j in range(n_sv):
         m_row[j] = beta[a] / (beta[a] + beta[j]) if beta[j] * beta[a] > 0.0 else -1.0
@@ -290,14 +244,14 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, 
         t += 1
         margin = 0.0
         if n_sv > 0:
-            _row_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
-            _rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
+            sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+            rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
             acc = 0.0
             for j in range(n_sv):
                 acc += beta[j] * kvals[j]
             margin = y[i] * acc / (lam * (t - 1))
         if margin < 1.0:
-            _store_row(X, data, indices, indptr, is_sparse, i, svt, n_sv)
+            store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
             sv_sq[n_sv] = sq_norms[i]
             beta[n_sv] = y[i]
             kvals[n_sv] = 1.0
