@@ -40,7 +40,8 @@ class PackedData:
         """
         X = check_csr_format(X)
         if sp.issparse(X):
-            return cls(np.empty((0, 0), dtype=X.dtype), X.data, X.indices.astype(np.int64, copy=False),
+            return cls(np.empty((0, 0), dtype=X.dtype), X.data,
+                       X.indices.astype(np.int64, copy=False),
                        X.indptr.astype(np.int64, copy=False), True, row_sq_norms(X), X.shape[1])
         empty_i = np.empty(0, dtype=np.int64)
         return cls(X, np.empty(0, dtype=X.dtype), empty_i, empty_i, False, row_sq_norms(X),

@@ -187,7 +187,8 @@ def pegasos_minibatch(X, y, lam, batches, bias_feature):
     w = np.zeros(X.shape[1])
     for t, batch in enumerate(batches, start=1):
         violators = [i for i in batch if y[i] * (X[i] @ w) < 1]
-        w = (1 - 1 / t) * w + sum((y[i] * X[i] for i in violators), np.zeros_like(w)) / (lam * t * len(batch))
+        step = sum((y[i] * X[i] for i in violators), np.zeros_like(w)) / (lam * t * len(batch))
+        w = (1 - 1 / t) * w + step
         norm = np.linalg.norm(w)
         if norm > 1 / np.sqrt(lam):
             w *= 1 / (np.sqrt(lam) * norm)

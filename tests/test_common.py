@@ -8,6 +8,7 @@ from fastsvm import BudgetSVC, HuberSVC, NystromSVC, PegasosSVC
 @parametrize_with_checks([BudgetSVC(budget=50, random_state=0),
                           NystromSVC(n_components=5, random_state=0),
                           HuberSVC(),
-                          PegasosSVC(random_state=0)])
+                          PegasosSVC(random_state=0),
+                          PegasosSVC(kernel="rbf", max_iter=200, random_state=0)])
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

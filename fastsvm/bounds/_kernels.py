@@ -308,7 +308,8 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
                 violates = center + reach < 1.0
                 if not violates:
                     examined += 1
-                    violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
+                    violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature,
+                                       i) < 1.0
             else:
                 examined += 1
                 violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
@@ -393,8 +394,9 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batch
         if use_bounds:
             if resort_due(rule, t, k):
                 for i in range(n):
-                    u[i] = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma,
-                                          bias2, svt, sv_sq, coef, n_sv, scale, dots, kvals, bits)
+                    u[i] = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i,
+                                          gamma, bias2, svt, sv_sq, coef, n_sv, scale, dots,
+                                          kvals, bits)
                 state[KS_REF_NORM2] = state[KS_NORM2]
                 state[KS_CROSS] = state[KS_NORM2]
                 record_resort(rule, t)
