@@ -141,7 +141,8 @@ BOUNDS_SETS = ["a9a", "phishing"]   # a sparse paper-style set and a kernel-Pega
 
 
 def test_bounds_paper_tables_smoke(tmp_path):
-    bounds_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *BOUNDS_SETS])
+    bounds_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *BOUNDS_SETS,
+                              "--kernel-sets", "phishing"])
     payload, md = _read(tmp_path, "bounds_paper_tables")
     _check_common(payload)
     entries = payload["results"]["sets"]
