@@ -28,7 +28,7 @@ takes MNIST class 8) with the lambda that gave the lowest error on a 20 %
 hold-out of the training set among 10^-2 ... 10^-8 (as the paper chose its
 lambdas); the same lambda for Pegasos.  Single-threaded (n_jobs=1).
 
-Run ``python benchmarks/bounds_paper_tables.py`` (about 30 minutes on two
+Run ``python benchmarks/bounds_paper_tables.py`` (about 70 minutes on two
 cores); ``--smoke`` for a check in seconds.  Output:
 ``benchmarks/results/bounds_paper_tables.{json,md,png}``.
 """
