@@ -448,3 +448,6 @@ def test_rbf_pegasos_multiclass_and_labels():
     K = rbf_kernel(X_test[:5], clf.support_vectors_, gamma=2.0 ** -7)
     assert_allclose(clf.decision_function(X_test[:5]), K @ clf.dual_coef_.T + clf.intercept_,
                     rtol=1e-9, atol=1e-9)
+    # refitting with the linear kernel leaves no kernel attributes behind
+    clf.set_params(kernel="linear").fit(X[:600], labels)
+    assert hasattr(clf, "coef_") and not hasattr(clf, "dual_coef_")

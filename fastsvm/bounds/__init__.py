@@ -1,4 +1,4 @@
-"""Linear SVMs that skip margin computations with bounds on the change in the margin."""
+"""SVMs that skip margin computations with bounds on the change in the margin."""
 
 from .estimator import HuberSVC, PegasosSVC
 

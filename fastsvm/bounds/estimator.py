@@ -1,5 +1,5 @@
-"""HuberSVC and PegasosSVC: linear SVMs that skip margin computations with bounds on
-the change in the margin (Guillory & Bilmes)."""
+"""HuberSVC and PegasosSVC: SVMs that skip margin computations with bounds on the
+change in the margin (Guillory & Bilmes)."""
 
 import time
 import warnings
@@ -405,6 +405,9 @@ class PegasosSVC(_LinearOneVsRest):
                                  rng, bar)
 
         results = self._solve_all(solve_one, targets, n_iter, "it")
+        for stale in (("coef_",) if self.kernel == "rbf"
+                      else ("gamma_", "support_", "support_vectors_", "dual_coef_")):
+            self.__dict__.pop(stale, None)          # from an earlier fit with the other kernel
         if self.kernel == "rbf":
             self.support_ = np.unique(np.concatenate([r.support for r in results]))
             self.support_vectors_ = (X[self.support_].toarray() if sp.issparse(X)
