@@ -452,14 +452,8 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batch
             ia = violators[a]
             for b in range(n_viol):
                 ib = violators[b]
-                dot = 0.0
                 sb = slot_of[ib]
-                if is_sparse:
-                    for p in range(indptr[ia], indptr[ia + 1]):
-                        dot += data[p] * svt[indices[p], sb]
-                else:
-                    for f in range(X.shape[1]):
-                        dot += X[ia, f] * svt[f, sb]
+                dot = row_dot(X, data, indices, indptr, is_sparse, ia, svt[:, sb])
                 kab = np.exp(-gamma * max(sq_norms[ia] + sv_sq[sb] - 2.0 * dot, 0.0)) + bias2
                 quad += y[ia] * y[ib] * kab
         norm2 = shrink * shrink * state[KS_NORM2] + 2.0 * shrink * c * margin_sum + c * c * quad
