@@ -218,3 +218,23 @@ def weight_distance(K, beta, beta_ref):
     """||w - w'|| by the paper's eq. (6) from kernel values."""
     return np.sqrt(np.sum(K * (np.outer(beta, beta) + np.outer(beta_ref, beta_ref)
                                - 2 * np.outer(beta, beta_ref))))
+
+
+# ---------------------------------------------------------------- margin SGD (Orchel & Suykens)
+def margin_sgd_pass(X, y, order, gamma, M, update):
+    """One pass of margin SGD with extreme early stopping: alpha per training point.
+
+    Each point's coefficient is decided at its first draw from
+    m = y_k sum_j y_j alpha_j k(x_j, x_k) over the points decided before it.
+    """
+    X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    alpha = np.zeros(len(X))
+    decided = np.zeros(len(X), dtype=bool)
+    for k in order:
+        if decided[k]:
+            continue
+        decided[k] = True
+        f = sum(y[j] * alpha[j] * rbf(X[j], X[k], gamma) for j in np.flatnonzero(alpha))
+        if y[k] * f <= M:
+            alpha[k] = max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0
+    return alpha
