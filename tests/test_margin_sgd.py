@@ -44,3 +44,11 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, M):
 def test_replacement_draws_about_63_percent():
     order = draw_order(100_000, "replacement", np.random.default_rng(0))
     assert abs(len(np.unique(order)) / 100_000 - (1 - np.exp(-1))) < 0.01
+
+
+def test_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from fastsvm.margin_sgd import MarginSGDSVC
+
+    check_estimator(MarginSGDSVC(random_state=0))
