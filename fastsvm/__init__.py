@@ -2,7 +2,8 @@
 
 from .bounds import HuberSVC, PegasosSVC
 from .bsgd import BudgetSVC
+from .margin_sgd import MarginSGDSVC
 from .nystrom import NystromSVC
 
 __version__ = "0.1.0"
-__all__ = ["BudgetSVC", "HuberSVC", "NystromSVC", "PegasosSVC", "__version__"]
+__all__ = ["BudgetSVC", "HuberSVC", "MarginSGDSVC", "NystromSVC", "PegasosSVC", "__version__"]

@@ -54,6 +54,9 @@ def row_sq_norms(X):
 def rbf_expansion(X, centers, coef, gamma):
     """Evaluate F = K(X, centers) @ coef blockwise without forming all of K.
 
+    Blocks of a CSR matrix that is not very sparse are made dense first (see
+    ``_options.DENSIFY_MIN_DENSITY``).
+
     Parameters
     ----------
     X : {ndarray, csr_matrix} of shape (n_samples, n_features)
@@ -65,11 +68,17 @@ def rbf_expansion(X, centers, coef, gamma):
     -------
     F : ndarray of shape (n_samples, n_outputs)
     """
+    if centers.shape[0] == 0:
+        return np.zeros((X.shape[0], coef.shape[1]))
     out = np.empty((X.shape[0], coef.shape[1]))
     center_sq = row_sq_norms(centers)[np.newaxis, :]
     step = _options.PREDICT_CHUNK_ROWS
+    densify = (sp.issparse(X) and X.shape[1] <= _options.DENSIFY_MAX_FEATURES
+               and X.nnz >= _options.DENSIFY_MIN_DENSITY * X.shape[0] * X.shape[1])
     for start in range(0, X.shape[0], step):
         block = X[start:start + step]
+        if densify:                 # a dense BLAS product beats CSR x dense here
+            block = block.toarray()
         d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
         np.multiply(d2, -gamma, out=d2)
         np.exp(d2, out=d2)

@@ -238,3 +238,12 @@ def margin_sgd_pass(X, y, order, gamma, M, update):
         if y[k] * f <= M:
             alpha[k] = max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0
     return alpha
+
+
+def accuracy_offset(f, y):
+    """Brute force: the accuracy-maximising offset among all midpoints, nearest 0 on ties."""
+    values = np.unique(f)
+    cuts = np.concatenate([[values[-1] + 1.0], (values[:-1] + values[1:]) / 2, [values[0] - 1.0]])
+    accuracy = [np.mean(np.where(f - c > 0, 1.0, -1.0) == y) for c in cuts]
+    best = cuts[np.isclose(accuracy, max(accuracy), rtol=0, atol=1e-12)]
+    return -best[np.argmin(np.abs(best))]

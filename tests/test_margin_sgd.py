@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from fastsvm import _options
-from fastsvm._packed import PackedData
+from fastsvm.kernels import row_sq_norms
 from fastsvm.margin_sgd.solver import draw_order, run_pass
 
 from . import naive
@@ -21,13 +21,14 @@ def _problem(n=150, d=5, seed=0, sparse=False):
 
 @pytest.mark.parametrize("update", ["squared-hinge", "constant"])
 @pytest.mark.parametrize("sampling", ["replacement", "permutation"])
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.25), (True, 0.0), (True, 1.01)])
 @pytest.mark.parametrize("M", [0.5, 1.0, 3.0])
-def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, M):
-    monkeypatch.setattr(_options, "CHUNK_STEPS", 40)     # several chunks and storage growth
+def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_from, M):
+    monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)   # several blocks and storage growth
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)   # BLAS or CSR rows
     X, y = _problem(sparse=sparse)
-    order = draw_order(len(y), sampling, np.random.default_rng(1))
-    result = run_pass(PackedData.from_matrix(X), y, 0.3, M, update, order)
+    order = draw_order(np.arange(len(y)), sampling, np.random.default_rng(1))
+    result = run_pass(X, row_sq_norms(X), y, 0.3, M, update, order)
     alpha = naive.margin_sgd_pass(X, y, order, 0.3, M, update)
     got = np.zeros(len(y))
     got[result.support] = y[result.support] * result.dual
@@ -37,18 +38,12 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, M):
     first = {i: k for k, i in reversed(list(enumerate(order)))}
     assert_array_equal(np.argsort([first[i] for i in result.support]), np.arange(len(result.support)))
     assert result.n_visited == len(np.unique(order))
+    dense = X.toarray() if sparse else X
+    assert_array_equal(result.svt.T, dense[result.support])
     if sampling == "permutation":
         assert result.n_visited == len(y)
 
 
 def test_replacement_draws_about_63_percent():
-    order = draw_order(100_000, "replacement", np.random.default_rng(0))
+    order = draw_order(np.arange(100_000), "replacement", np.random.default_rng(0))
     assert abs(len(np.unique(order)) / 100_000 - (1 - np.exp(-1))) < 0.01
-
-
-def test_estimator_checks():
-    from sklearn.utils.estimator_checks import check_estimator
-
-    from fastsvm.margin_sgd import MarginSGDSVC
-
-    check_estimator(MarginSGDSVC(random_state=0))

@@ -1,9 +1,8 @@
-"""Compiled one-pass margin SGD with extreme early stopping (Orchel & Suykens, LOD 2021).
+"""Compiled part of the one-pass margin SGD with extreme early stopping (Orchel & Suykens, LOD 2021).
 
 Model: f(x) = sum_j y_j alpha_j k(x_j, x), k the Gaussian kernel, no offset
-and no regularisation term.  One pass visits the drawn points k in order;
-each point's coefficient is set at most once, at its first draw (extreme
-early stopping), from the margin of the model built so far:
+and no regularisation term.  The pass visits the points in order; each
+point's coefficient is set once, from the margin of the model built so far:
 
     m_k = y_k f_{k-1}(x_k),
     'squared-hinge' (the paper's rule (6), derived in its appendix):
@@ -14,51 +13,67 @@ early stopping), from the margin of the model built so far:
 (The constant's value only scales f, and with it the margins against M, so
 1 loses no generality: another constant c is the same model with M / c.)
 
-Support vectors (points with alpha > 0) are stored feature-major in ``svt``
-with their signed coefficients y_j alpha_j, so each margin is n_sv dot
-products as contiguous axpys and one vectorised exp (``fastsvm._packed``).
+The driver (:mod:`fastsvm.margin_sgd.solver`) evaluates a block of points
+against the support vectors found before the block at once: the dot
+products by BLAS (or :func:`sparse_block_dots` for sparse rows), f from them
+by :func:`expansion_from_dots`.  Only the dependence inside the block is
+sequential, and that is :func:`decide_block`.
 """
 
 import numpy as np
 from numba import njit
 
 from .._options import JIT_OPTIONS
-from .._packed import rbf_from_dots, store_sv, sv_dots
+from .._packed import rbf_from_dots, sv_dots
 
 SQUARED_HINGE = 0
 CONSTANT = 1
 
 
 @njit(**JIT_OPTIONS)
-def one_pass(X, data, indices, indptr, is_sparse, sq_norms, y, order, gamma, M, rule, visited,
-             svt, sv_sq, coef, sv_index, n_sv):
-    """Visit the points ``order`` (first draws only); returns the new n_sv.
+def decide_block(f_before, K_block, y, M, rule, alpha, margin):
+    """Set the coefficients of one block of visits, in order.
 
-    ``visited[i]`` marks points whose coefficient is already decided;
-    ``sv_index[s]`` is the training index of support vector s.
+    ``f_before[j]`` is f at point j of the block from the support vectors
+    before the block, ``K_block`` the kernel matrix of the block's points.
+    Writes ``alpha[j]`` and the margin ``margin[j] = y_j f_{j-1}(x_j)``.
     """
-    cap = svt.shape[1]
-    dots = np.empty(cap)
-    kvals = np.empty(cap)
-    bits = np.empty(cap, dtype=np.int64)
-    for i in order:
-        if visited[i]:
-            continue
-        visited[i] = True
-        f = 0.0
-        if n_sv > 0:
-            sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
-            rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
-            for s in range(n_sv):
-                f += coef[s] * kvals[s]
-        margin = y[i] * f
-        if margin > M:
-            continue
-        alpha = max(0.0, 1.0 - margin) if rule == SQUARED_HINGE else 1.0
-        if alpha > 0.0:
-            store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
-            sv_sq[n_sv] = sq_norms[i]
-            coef[n_sv] = y[i] * alpha
-            sv_index[n_sv] = i
-            n_sv += 1
-    return n_sv
+    for j in range(len(y)):
+        f = f_before[j]
+        for i in range(j):
+            if alpha[i] > 0.0:
+                f += y[i] * alpha[i] * K_block[j, i]
+        m = y[j] * f
+        margin[j] = m
+        if m > M:
+            alpha[j] = 0.0
+        elif rule == SQUARED_HINGE:
+            alpha[j] = max(0.0, 1.0 - m)
+        else:
+            alpha[j] = 1.0
+
+
+@njit(**JIT_OPTIONS)
+def sparse_block_dots(data, indices, indptr, rows, svt, n_sv, out):
+    """out[r, j] = <x_rows[r], sv_j> for CSR rows; ``svt`` holds the support
+    vectors as columns (feature-major), so each stored entry is one contiguous axpy."""
+    empty = np.empty((0, 0))
+    for r in range(len(rows)):
+        sv_dots(empty, data, indices, indptr, True, rows[r], svt, n_sv, out[r])
+
+
+@njit(**JIT_OPTIONS)
+def expansion_from_dots(dots, x_sq, sv_sq, dual, gamma, out):
+    """out[r] = sum_j dual_j exp(-gamma max(0, x_sq[r] + sv_sq[j] - 2 dots[r, j])).
+
+    ``dots`` (rows x n_sv) is overwritten.
+    """
+    n_sv = len(dual)
+    kvals = np.empty(n_sv)
+    bits = np.empty(n_sv, dtype=np.int64)
+    for r in range(dots.shape[0]):
+        rbf_from_dots(dots[r], x_sq[r], sv_sq, gamma, n_sv, kvals, bits)
+        s = 0.0
+        for j in range(n_sv):
+            s += dual[j] * kvals[j]
+        out[r] = s
