@@ -181,19 +181,20 @@ def plot(payload, path):
     if plt is None:
         return
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
-    picks = [("SVC", None, "tab:gray"), ("BudgetSVC", None, "tab:orange"),
-             ("MarginSGDSVC", "defaults", "tab:blue"), ("MarginSGDSVC", "squared-hinge, repl",
-                                                        "tab:cyan")]
+    picks = [("SVC", None, "SVC (C, gamma given)", "tab:gray"),
+             ("BudgetSVC", None, "BudgetSVC (B = 500)", "tab:orange"),
+             ("MarginSGDSVC", "defaults", "MarginSGDSVC (gamma, M tuned: 18 passes)", "tab:blue"),
+             ("MarginSGDSVC", "squared-hinge, replacement",
+              "MarginSGDSVC (gamma given, M tuned: 3 passes)", "tab:cyan")]
     sets = [e["set"] for e in payload["results"]]
     x, w = np.arange(len(sets)), 0.2
-    for k, (model, setting, color) in enumerate(picks):
+    for k, (model, setting, label, color) in enumerate(picks):
         times, accs = [], []
         for entry in payload["results"]:
             match = [r for r in entry["rows"] if r["model"] == model
                      and (setting is None or r["setting"].startswith(setting))]
             times.append(match[0]["fit_s"] if match else np.nan)
             accs.append(100 * match[0]["accuracy"] if match else np.nan)
-        label = model if setting is None else f"{model} ({setting.split(';')[0]})"
         left.bar(x + (k - 1.5) * w, times, w, label=label, color=color)
         right.bar(x + (k - 1.5) * w, accs, w, label=label, color=color)
     left.set_yscale("log")

@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 115 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 125 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -21,6 +21,7 @@ import _harness as H  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import margin_sgd_vs_svc  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
 SCRIPTS = {
@@ -28,6 +29,7 @@ SCRIPTS = {
     "bsgd_vs_svc": bsgd_vs_svc.main,
     "snacks_paper_tables": snacks_paper_tables.main,
     "bounds_paper_tables": bounds_paper_tables.main,
+    "margin_sgd_vs_svc": margin_sgd_vs_svc.main,
 }
 
 

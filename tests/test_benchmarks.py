@@ -21,6 +21,7 @@ import _harness  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import margin_sgd_vs_svc  # noqa: E402
 import run_all  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
@@ -165,6 +166,29 @@ def test_bounds_paper_tables_smoke(tmp_path):
     for s in BOUNDS_SETS:
         assert f"| {s} | 1e-06 |" in md
     assert (tmp_path / "bounds_paper_tables.png").stat().st_size > 0
+
+
+MARGIN_SETS = ["phishing", "usps"]   # binary and multi-class
+
+
+def test_margin_sgd_vs_svc_smoke(tmp_path):
+    margin_sgd_vs_svc.main(["--smoke", "--out", str(tmp_path), "--sets", *MARGIN_SETS])
+    payload, md = _read(tmp_path, "margin_sgd_vs_svc")
+    _check_common(payload)
+    assert [e["set"] for e in payload["results"]] == MARGIN_SETS
+    for entry in payload["results"]:
+        rows = entry["rows"]
+        assert [r["model"] for r in rows] == ["SVC", "BudgetSVC"] + ["MarginSGDSVC"] * 5
+        assert rows[2]["n_passes"] == 18 and all(r["n_passes"] == 3 for r in rows[3:])
+        gamma = rows[2]["raw"][0]["gamma"]              # the variants reuse the tuned gamma
+        assert all(g == gamma for r in rows[3:] for g, _ in r["chosen"])
+        assert {(r["update"], r["sampling"]) for r in rows[3:]} == set(margin_sgd_vs_svc.VARIANTS)
+        for r in rows:
+            assert 0.5 < r["accuracy"] <= 1.0 and r["fit_s"] > 0 and r["n_support"] > 0
+            assert r["time_ratio_svc"] > 0
+    for s in MARGIN_SETS:
+        assert f"| {s} | SVC |" in md and f"| {s} | MarginSGDSVC | defaults" in md
+    assert (tmp_path / "margin_sgd_vs_svc.png").stat().st_size > 0
 
 
 def test_run_all_smoke(tmp_path):

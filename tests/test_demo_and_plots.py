@@ -7,14 +7,17 @@ from fastsvm.plotting import plot_merge_surfaces
 
 
 def test_demo_reports_accuracy_and_time(capsys):
-    assert demo.main(["--budget", "30", "--epochs", "1", "--components", "200", "--no-svc"]) == 0
+    assert demo.main(["--budget", "30", "--epochs", "1", "--components", "200",
+                      "--margin-gamma", "0.002", "--no-svc"]) == 0
     out = capsys.readouterr().out
-    for solver in ("fastsvm BudgetSVC", "fastsvm NystromSVC", "fastsvm HuberSVC"):
+    for solver in ("fastsvm BudgetSVC", "fastsvm NystromSVC", "fastsvm HuberSVC",
+                   "fastsvm MarginSGDSVC"):
         line = next(l for l in out.splitlines() if l.startswith(solver))
         accuracy = float(re.search(r"([\d.]+)%", line).group(1))
-        assert accuracy > 80.0  # a9a, 1 epoch, budget 30; 200 landmarks
+        assert accuracy > 80.0  # a9a, 1 epoch, budget 30; 200 landmarks; 3 margin SGD passes
     assert "merges" in out and "Snacks: embedding 32,561 x" in out
     assert "the bounds spared computing" in out
+    assert "MarginSGD: 3 passes" in out
 
 
 def test_merge_surface_plot_is_written(tmp_path):

@@ -1,13 +1,16 @@
-"""MarginSGD (Orchel & Suykens): the compiled one pass against the NumPy oracle."""
+"""MarginSGDSVC (Orchel & Suykens): the one pass against the NumPy oracle, the validated
+offset, the estimator, bad input and accuracy floors on real data."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.metrics.pairwise import rbf_kernel
 
-from fastsvm import _options
+from fastsvm import MarginSGDSVC, _options
+from fastsvm.datasets import load_dataset
 from fastsvm.kernels import row_sq_norms
-from fastsvm.margin_sgd.solver import draw_order, run_pass
+from fastsvm.margin_sgd.solver import accuracy_offset, draw_order, expansion, run_pass
 
 from . import naive
 
@@ -47,3 +50,165 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_fr
 def test_replacement_draws_about_63_percent():
     order = draw_order(np.arange(100_000), "replacement", np.random.default_rng(0))
     assert abs(len(np.unique(order)) / 100_000 - (1 - np.exp(-1))) < 0.01
+
+
+# ---------------------------------------------------------------- offset and expansion
+def test_accuracy_offset_matches_brute_force(monkeypatch):
+    monkeypatch.setattr(_options, "MARGIN_SGD_OFFSET_MIN_GAIN", 0.0)
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        n = int(rng.integers(20, 200))
+        y = np.where(rng.random(n) < rng.uniform(0.2, 0.8), 1.0, -1.0)
+        f = np.round(y * rng.uniform(0, 2) + rng.normal(size=n) - rng.normal() * 2, 1)  # ties
+        b = accuracy_offset(f, y)
+        best = naive.accuracy_offset(f, y)
+        accuracy = np.mean(np.where(f + b > 0, 1.0, -1.0) == y)
+        assert accuracy in (np.mean(np.where(f + best > 0, 1.0, -1.0) == y),
+                            np.mean(np.where(f > 0, 1.0, -1.0) == y))
+        if b != 0.0:        # kept: the brute-force optimum
+            assert b == pytest.approx(best)
+
+
+def test_accuracy_offset_repairs_a_shift_and_ignores_noise():
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(1000) < 0.3, 1.0, -1.0)
+    f = 0.5 * y - 2.0                                   # all negative: offset 2 fixes every error
+    b = accuracy_offset(f, y)
+    assert np.all(np.where(f + b > 0, 1.0, -1.0) == y) and 1.5 < b < 2.5
+    noise = rng.normal(size=1000)                       # f unrelated to y: no offset earns its keep
+    assert accuracy_offset(noise * 1e-3, np.sign(rng.normal(size=1000))) == 0.0
+    assert accuracy_offset(f, np.ones(1000)) == 0.0     # one class only
+    # a tiny gain (5 of 1000 rows, below _options.MARGIN_SGD_OFFSET_MIN_GAIN) is refused
+    f = np.where(y > 0, 1.0, -1.0)
+    f[:5] = -0.01
+    y[:5] = 1.0
+    assert accuracy_offset(f, y) == 0.0
+
+
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.25), (True, 0.0), (True, 1.01)])
+def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)
+    monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
+    X, y = _problem(sparse=sparse)
+    result = run_pass(X, row_sq_norms(X), y, 0.3, 1.0, "squared-hinge",
+                      draw_order(np.arange(len(y)), "permutation", np.random.default_rng(0)))
+    rows = np.arange(0, len(y), 3)
+    dense = X.toarray() if sparse else X
+    want = rbf_kernel(dense[rows], dense[result.support], gamma=0.3) @ result.dual
+    assert_allclose(expansion(X, row_sq_norms(X), rows, result, 0.3), want, rtol=1e-10, atol=1e-12)
+    # margins recorded during the pass: y_k f_{k-1}(x_k) from the earlier support vectors
+    position = {k: v for v, k in enumerate(result.visits)}
+    for v in (0, 10, len(result.visits) - 1):
+        k = result.visits[v]
+        earlier = [j for j, s in enumerate(result.support) if position[s] < v]
+        f = (rbf_kernel(dense[[k]], dense[result.support[earlier]], gamma=0.3)[0]
+             @ result.dual[earlier]) if earlier else 0.0
+        assert result.margins[v] == pytest.approx(y[k] * f, abs=1e-12)
+
+
+# ---------------------------------------------------------------- the estimator
+def _labels(n=400, seed=0, n_classes=2):
+    X, _ = _problem(n=n, seed=seed)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] ** 2, np.quantile(X[:, 0], np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, np.array(["cat", "dog", "eel", "fox"])[y]
+
+
+def test_fitted_model_is_its_kernel_expansion():
+    X, y = _labels(n_classes=3)
+    clf = MarginSGDSVC(random_state=0).fit(X, y)
+    assert_array_equal(clf.support_vectors_, X[clf.support_])
+    want = rbf_kernel(X, clf.support_vectors_, gamma=clf.gamma_) @ clf.dual_coef_.T + clf.intercept_
+    assert_allclose(clf.decision_function(X), want, rtol=1e-9, atol=1e-12)
+    assert set(clf.predict(X)) <= set(clf.classes_) and list(clf.classes_) == ["cat", "dog", "eel"]
+    assert clf.n_support_.shape == (3,) and np.all(clf.n_support_ > 0)
+    assert np.all((clf.dual_coef_ != 0).sum(axis=1) == clf.n_support_)
+    info = clf.training_info_
+    assert info["n_passes"] == 18 == len(info["candidates"])
+    scores = [c["validation_accuracy"] for c in info["candidates"]]
+    best = info["candidates"][int(np.argmax(scores))]       # the first of the most accurate
+    assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (best["gamma"], best["M"],
+                                                                 max(scores))
+
+
+def test_validation_rows():
+    X, y = _labels(n=500)
+    clf = MarginSGDSVC(M=0.5, gamma=0.3, random_state=0).fit(X, y)
+    # replacement: the rows never drawn, about 37 %
+    assert abs(clf.training_info_["n_validation"] / 500 - np.exp(-1)) < 0.06
+    assert clf.training_info_["n_passes"] == 1 and clf.M_ == 0.5 and clf.gamma_ == 0.3
+    clf = MarginSGDSVC(M=0.5, gamma=0.3, sampling="permutation", validation_fraction=0.3,
+                       random_state=0).fit(X, y)
+    assert clf.training_info_["n_validation"] == 150
+    assert clf.training_info_["n_visited"] == [350]
+
+
+def test_deterministic_and_thread_invariant():
+    X, y = _labels(n=300, n_classes=4)
+    a = MarginSGDSVC(random_state=7).fit(X, y)
+    b = MarginSGDSVC(random_state=7, n_jobs=2).fit(X, y)
+    assert_array_equal(a.support_, b.support_)
+    assert_array_equal(a.dual_coef_, b.dual_coef_)
+    assert_array_equal(a.intercept_, b.intercept_)
+    c = MarginSGDSVC(random_state=8).fit(X, y)
+    assert not np.array_equal(a.support_, c.support_)
+
+
+@pytest.mark.parametrize("sampling", ["replacement", "permutation"])
+def test_sparse_and_float32_give_the_same_model(sampling):
+    X, y = _labels(n=300)
+    X[np.abs(X) < 0.5] = 0.0
+    ref = MarginSGDSVC(sampling=sampling, random_state=1).fit(X, y)
+    for other in (sp.csr_matrix(X), X.astype(np.float32)):
+        clf = MarginSGDSVC(sampling=sampling, random_state=1).fit(other, y)
+        assert_array_equal(clf.support_, ref.support_)
+        assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"M": -0.5}, "M"), ({"M_grid": [0.5, -1.0]}, "M_grid"), ({"M_grid": []}, "M_grid"),
+    ({"M_grid": [np.nan]}, "M_grid"), ({"gamma": 0.0}, "gamma"), ({"gamma_grid": [1.0, 0.0]},
+                                                                  "gamma_grid"),
+    ({"update": "hinge"}, "update"), ({"sampling": "bootstrap"}, "sampling"),
+    ({"validation_fraction": 1.0}, "validation_fraction")])
+def test_bad_parameters(params, match):
+    X, y = _labels(n=50)
+    with pytest.raises(ValueError, match=match):
+        MarginSGDSVC(**params).fit(X, y)
+
+
+def test_bad_data():
+    X, y = _labels(n=50)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        MarginSGDSVC().fit(X, np.ones(50))
+    X_inf = X.copy()
+    X_inf[3, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        MarginSGDSVC().fit(X_inf, y)
+    clf = MarginSGDSVC(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
+    bad = sp.csr_matrix(X)
+    bad.indices[0] = 99
+    with pytest.raises(ValueError, match="CSR"):
+        MarginSGDSVC().fit(bad, y)
+    with pytest.raises(ValueError, match="CSR"):
+        clf.predict(bad)
+    with pytest.raises(ValueError, match="0 sample"):
+        MarginSGDSVC().fit(X[:0], y[:0])
+
+
+# ---------------------------------------------------------------- accuracy on real data
+def test_accuracy_phishing_defaults():
+    X, y, X_test, y_test = load_dataset("phishing")
+    clf = MarginSGDSVC(random_state=0).fit(X, y)
+    assert clf.score(X_test, y_test) >= 0.955           # SVC (C = gamma = 8): 96.92 %
+
+
+@pytest.mark.parametrize("name, gamma, floor", [
+    ("a9a", 2.0**-9, 0.84),         # SVC (C = 2^5, gamma = 2^-7): 85.07 %
+    ("ijcnn1", 2.0**3.5, 0.975),    # SVC (C = 2^5, gamma = 2): 98.70 %
+    ("usps", 0.0264, 0.94)])        # SVC (C = 10, gamma = 'scale'): 95.27 %
+def test_accuracy_with_tuned_gamma(name, gamma, floor):
+    X, y, X_test, y_test = load_dataset(name)
+    clf = MarginSGDSVC(gamma=gamma, random_state=0).fit(X, y)
+    assert clf.score(X_test, y_test) >= floor

@@ -63,10 +63,10 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
     candidate, the product of the two grids when ``gamma`` or ``M`` is 'auto'
     (the paper's third technique: a handful of M values, one pass each), the
     validation rows choose the offset b of each binary model (the
-    accuracy-maximising threshold, :func:`~fastsvm.margin_sgd.solver.accuracy_offset`)
-    and then score the candidate; the most accurate candidate's pass is the
-    model.  So a fit costs one pass (and one validation) per candidate and no
-    refit.
+    accuracy-maximising threshold, kept only where it clearly pays:
+    :func:`~fastsvm.margin_sgd.solver.accuracy_offset`) and then score the
+    candidate; the most accurate candidate's pass is the model.  So a fit
+    costs one pass (and one validation) per candidate and no refit.
 
     Reconstructed, since only the paper's abstract, references and appendix
     survive: the constant rule's value (1: another constant c gives the same
