@@ -95,7 +95,9 @@ def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
     rows = np.arange(0, len(y), 3)
     dense = X.toarray() if sparse else X
     want = rbf_kernel(dense[rows], dense[result.support], gamma=0.3) @ result.dual
-    assert_allclose(expansion(X, row_sq_norms(X), rows, result, 0.3), want, rtol=1e-10, atol=1e-12)
+    dual = np.vstack([result.dual, -2.0 * result.dual])             # two models at once
+    got = expansion(X, row_sq_norms(X), rows, result.svt, result.sv_sq, dual, 0.3)
+    assert_allclose(got, np.column_stack([want, -2.0 * want]), rtol=1e-10, atol=1e-12)
     # margins recorded during the pass: y_k f_{k-1}(x_k) from the earlier support vectors
     position = {k: v for v, k in enumerate(result.visits)}
     for v in (0, 10, len(result.visits) - 1):

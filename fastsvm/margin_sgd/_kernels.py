@@ -64,16 +64,18 @@ def sparse_block_dots(data, indices, indptr, rows, svt, n_sv, out):
 
 @njit(**JIT_OPTIONS)
 def expansion_from_dots(dots, x_sq, sv_sq, dual, gamma, out):
-    """out[r] = sum_j dual_j exp(-gamma max(0, x_sq[r] + sv_sq[j] - 2 dots[r, j])).
+    """out[r, o] = sum_j dual[o, j] exp(-gamma max(0, x_sq[r] + sv_sq[j] - 2 dots[r, j])).
 
-    ``dots`` (rows x n_sv) is overwritten.
+    ``dual`` holds one row of coefficients per model; ``dots`` (rows x n_sv)
+    is overwritten.
     """
-    n_sv = len(dual)
+    n_sv = dual.shape[1]
     kvals = np.empty(n_sv)
     bits = np.empty(n_sv, dtype=np.int64)
     for r in range(dots.shape[0]):
         rbf_from_dots(dots[r], x_sq[r], sv_sq, gamma, n_sv, kvals, bits)
-        s = 0.0
-        for j in range(n_sv):
-            s += dual[j] * kvals[j]
-        out[r] = s
+        for o in range(dual.shape[0]):
+            s = 0.0
+            for j in range(n_sv):
+                s += dual[o, j] * kvals[j]
+            out[r, o] = s

@@ -38,6 +38,17 @@ def _grid(name, values, positive):
     return values.tolist()
 
 
+def _union(models):
+    """Support (training indices), support vectors and dual coefficients (n_models x n_SV)
+    of pass results over the union of their support vectors."""
+    support, first = np.unique(np.concatenate([r.support for r in models]), return_index=True)
+    support_vectors = np.concatenate([r.svt.T for r in models])[first]
+    dual_coef = np.zeros((len(models), len(support)))
+    for k, r in enumerate(models):
+        dual_coef[k, np.searchsorted(support, r.support)] = r.dual
+    return support, support_vectors, dual_coef
+
+
 class MarginSGDSVC(ClassifierMixin, BaseEstimator):
     r"""Kernel SVM built in one pass of margin SGD with extreme early stopping.
 
@@ -182,7 +193,10 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
                     delayed(run_pass)(X, X_sq, y_bin, gamma, M, self.update, order, bar)
                     for y_bin in targets)
                 val = np.setdiff1d(rows, order) if held is None else held
-                decision = np.column_stack([expansion(X, X_sq, val, r, gamma) for r in models])
+                support, support_vectors, dual_coef = _union(models)
+                # one kernel matrix against the union of the models' support vectors
+                decision = expansion(X, X_sq, val, np.ascontiguousarray(support_vectors.T),
+                                     X_sq[support], dual_coef, gamma)
                 offsets = np.array([accuracy_offset(decision[:, k], t[val])
                                     for k, t in enumerate(targets)])
                 decision += offsets
@@ -194,7 +208,8 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
                 if best is None or accuracy > best[0]:      # ties: the candidate listed first
                     best = (accuracy, gamma, M, models, offsets, len(val))
         accuracy, self.gamma_, self.M_, models, self.intercept_, n_val = best
-        self._store_models(models)
+        self.support_, self.support_vectors_, self.dual_coef_ = _union(models)
+        self.n_support_ = np.array([len(r.support) for r in models])
         self.training_info_ = {
             "candidates": scores, "validation_accuracy": accuracy, "n_validation": n_val,
             "n_visited": [r.n_visited for r in models], "n_passes": len(candidates),
@@ -231,16 +246,6 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
         stratify = y_enc if np.bincount(y_enc).min() >= 2 else None
         return train_test_split(rows, test_size=self.validation_fraction, stratify=stratify,
                                 random_state=rng.randint(np.iinfo(np.int32).max))
-
-    def _store_models(self, models):
-        """The fitted support vectors and coefficients from the chosen pass results."""
-        support = np.concatenate([r.support for r in models])
-        self.support_, first = np.unique(support, return_index=True)
-        self.support_vectors_ = np.concatenate([r.svt.T for r in models])[first]
-        self.dual_coef_ = np.zeros((len(models), len(self.support_)))
-        for k, r in enumerate(models):
-            self.dual_coef_[k, np.searchsorted(self.support_, r.support)] = r.dual
-        self.n_support_ = np.array([len(r.support) for r in models])
 
     def decision_function(self, X):
         """f(x) of each binary model.

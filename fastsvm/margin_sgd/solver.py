@@ -99,17 +99,18 @@ def _dots(X, rows, svt, dense):
 
 
 def _f(X, rows, X_sq, svt, sv_sq, dual, gamma, dense):
-    """f(x_r) = sum_j dual_j k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j]."""
-    out = np.empty(len(rows))
+    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j]."""
+    out = np.empty((len(rows), dual.shape[0]))
     K.expansion_from_dots(_dots(X, rows, svt, dense), X_sq[rows], sv_sq, dual, gamma, out)
     return out
 
 
-def expansion(X, X_sq, rows, result, gamma):
-    """f(x_r) = sum_s dual_s k(sv_s, x_r) of a pass result at the rows ``rows`` of X."""
+def expansion(X, X_sq, rows, svt, sv_sq, dual, gamma):
+    """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
+    shape (len(rows), n_models); the support vectors sv_j are the columns of ``svt``."""
     dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
-    return np.concatenate([np.empty(0)] + [
-        _f(X, rows[start:start + step], X_sq, result.svt, result.sv_sq, result.dual, gamma, dense)
+    return np.concatenate([np.empty((0, dual.shape[0]))] + [
+        _f(X, rows[start:start + step], X_sq, svt, sv_sq, dual, gamma, dense)
         for start in range(0, len(rows), step)])
 
 
@@ -135,7 +136,8 @@ def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
         rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
         block = X[rows]
         block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
-        f_before = _f(X, rows, X_sq, svt[:, :n_sv], sv_sq[:n_sv], dual[:n_sv], gamma, dense)
+        f_before = _f(X, rows, X_sq, svt[:, :n_sv], sv_sq[:n_sv], dual[None, :n_sv], gamma,
+                      dense)[:, 0]
         d2 = X_sq[rows, None] + X_sq[None, rows] - 2.0 * (block @ block.T)
         K_block = np.exp(-gamma * np.maximum(d2, 0.0))
         alpha = np.empty(len(rows))
