@@ -31,12 +31,12 @@ CONSTANT = 1
 
 
 @njit(**JIT_OPTIONS)
-def decide_block(f_before, K_block, y, M, rule, alpha, margin):
-    """Set the coefficients of one block of visits, in order.
+def decide_block(f_before, K_block, y, M, rule, alpha):
+    """Set the coefficients ``alpha`` of one block of visits, in order.
 
     ``f_before[j]`` is f at point j of the block from the support vectors
-    before the block, ``K_block`` the kernel matrix of the block's points.
-    Writes ``alpha[j]`` and the margin ``margin[j] = y_j f_{j-1}(x_j)``.
+    before the block, ``K_block`` the kernel matrix of the block's points;
+    the margin of point j adds the block's earlier support vectors.
     """
     for j in range(len(y)):
         f = f_before[j]
@@ -44,7 +44,6 @@ def decide_block(f_before, K_block, y, M, rule, alpha, margin):
             if alpha[i] > 0.0:
                 f += y[i] * alpha[i] * K_block[j, i]
         m = y[j] * f
-        margin[j] = m
         if m > M:
             alpha[j] = 0.0
         elif rule == SQUARED_HINGE:

@@ -63,7 +63,8 @@ def accuracy_offset(f, y):
     changed = (f + b > 0) != (f > 0)
     gain = np.count_nonzero(np.where(f[changed] + b > 0, 1.0, -1.0) == y[changed])
     net = 2 * gain - np.count_nonzero(changed)
-    needed = max(2.0 * np.sqrt(np.count_nonzero(changed)), _options.MARGIN_SGD_OFFSET_MIN_GAIN * len(y))
+    needed = max(2.0 * np.sqrt(np.count_nonzero(changed)),
+                 _options.MARGIN_SGD_OFFSET_MIN_GAIN * len(y))
     return b if net > needed else 0.0
 
 
@@ -76,7 +77,6 @@ class MarginSGDResult:
     sv_sq: np.ndarray           # their squared norms
     dual: np.ndarray            # y_s alpha_s
     visits: np.ndarray          # the decided points (first draws), in visiting order
-    margins: np.ndarray         # their margins y f(x) before their own coefficient was set
 
     @property
     def n_visited(self):
@@ -126,7 +126,6 @@ def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
     storage grows by doubling, so memory follows the model size, not n.
     """
     visits = first_draws(order)
-    margins = np.empty(len(visits))
     dense, d = _dense_rows(X), X.shape[1]
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
@@ -141,8 +140,7 @@ def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
         d2 = X_sq[rows, None] + X_sq[None, rows] - 2.0 * (block @ block.T)
         K_block = np.exp(-gamma * np.maximum(d2, 0.0))
         alpha = np.empty(len(rows))
-        K.decide_block(f_before, K_block, y[rows], M, UPDATES[update], alpha,
-                       margins[start:start + len(rows)])
+        K.decide_block(f_before, K_block, y[rows], M, UPDATES[update], alpha)
         new = np.flatnonzero(alpha > 0)
         if n_sv + len(new) > capacity:
             capacity = max(2 * capacity, n_sv + len(new))
@@ -158,4 +156,4 @@ def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
     if progress is not None:
         progress.update(len(order) - len(visits))       # the repeated draws
     return MarginSGDResult(support[:n_sv].copy(), np.ascontiguousarray(svt[:, :n_sv]),
-                           sv_sq[:n_sv].copy(), dual[:n_sv].copy(), visits, margins)
+                           sv_sq[:n_sv].copy(), dual[:n_sv].copy(), visits)
