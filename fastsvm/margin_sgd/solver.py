@@ -88,20 +88,25 @@ def _dense_rows(X):
     return not sp.issparse(X) or X.nnz >= _options.MARGIN_SGD_DENSE_FROM * np.prod(X.shape)
 
 
-def _dots(X, rows, svt, dense):
-    """<x_r, sv_j> for r in ``rows`` and the columns j of ``svt``."""
-    if dense:
-        block = X[rows]
-        return (block.toarray() if sp.issparse(block) else block) @ svt
-    out = np.empty((len(rows), svt.shape[1]))
-    K.sparse_block_dots(X.data, X.indices, X.indptr, rows, svt, svt.shape[1], out)
-    return out
+def _dense_block(X, rows):
+    """The rows ``rows`` of X as a dense float64 array."""
+    block = X[rows]
+    return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
 
 
-def _f(X, rows, X_sq, svt, sv_sq, dual, gamma, dense):
-    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j]."""
+def _f(X, rows, block, X_sq, svt, sv_sq, dual, gamma):
+    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j].
+
+    ``block`` is X[rows] as a dense array (dot products by BLAS), or None
+    (CSR rows through compiled sparse axpys).
+    """
+    if block is not None:
+        dots = block @ svt
+    else:
+        dots = np.empty((len(rows), svt.shape[1]))
+        K.sparse_block_dots(X.data, X.indices, X.indptr, rows, svt, svt.shape[1], dots)
     out = np.empty((len(rows), dual.shape[0]))
-    K.expansion_from_dots(_dots(X, rows, svt, dense), X_sq[rows], sv_sq, dual, gamma, out)
+    K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, gamma, out)
     return out
 
 
@@ -109,9 +114,10 @@ def expansion(X, X_sq, rows, svt, sv_sq, dual, gamma):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
     shape (len(rows), n_models); the support vectors sv_j are the columns of ``svt``."""
     dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
+    parts = [rows[start:start + step] for start in range(0, len(rows), step)]
     return np.concatenate([np.empty((0, dual.shape[0]))] + [
-        _f(X, rows[start:start + step], X_sq, svt, sv_sq, dual, gamma, dense)
-        for start in range(0, len(rows), step)])
+        _f(X, part, _dense_block(X, part) if dense else None, X_sq, svt, sv_sq, dual, gamma)
+        for part in parts])
 
 
 def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
@@ -133,10 +139,9 @@ def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
     n_sv = 0
     for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
         rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
-        block = X[rows]
-        block = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
-        f_before = _f(X, rows, X_sq, svt[:, :n_sv], sv_sq[:n_sv], dual[None, :n_sv], gamma,
-                      dense)[:, 0]
+        block = _dense_block(X, rows)
+        f_before = _f(X, rows, block if dense else None, X_sq, svt[:, :n_sv], sv_sq[:n_sv],
+                      dual[None, :n_sv], gamma)[:, 0]
         d2 = X_sq[rows, None] + X_sq[None, rows] - 2.0 * (block @ block.T)
         K_block = np.exp(-gamma * np.maximum(d2, 0.0))
         alpha = np.empty(len(rows))
