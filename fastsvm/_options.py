@@ -63,6 +63,11 @@ PREFIX_SUMS_MAX_BYTES
     Algorithm 1) while they fit in this many bytes, and otherwise only the
     sum at the boundary (the paper's sparse-data variant, always used for
     CSR input).
+GRAM_MAX_BYTES
+    A callable kernel is evaluated once into the n x n kernel matrix of the
+    training rows (as SVC does) by the solvers whose compiled loops look
+    kernel values up (BudgetSVC, kernel PegasosSVC, MarginSGDSVC); a larger
+    matrix is refused with a clear error instead of exhausting memory.
 LEVERAGE_POOL_FACTOR, LEVERAGE_SKETCH_SIZE
     Approximate ridge leverage-score sampling scores a uniform pool of
     ``LEVERAGE_POOL_FACTOR * n_components`` rows against a uniform sketch of
@@ -87,5 +92,6 @@ NYSTROM_EIG_RTOL = 1e-7
 RESORT_C = 10.0
 PREFIX_SUMS_MAX_BYTES = 512 * 2**20
 SCALED_REFERENCE = True
+GRAM_MAX_BYTES = 4 * 2**30
 LEVERAGE_POOL_FACTOR = 10
 LEVERAGE_SKETCH_SIZE = 1000

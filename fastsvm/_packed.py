@@ -15,7 +15,7 @@ from numba import njit
 from ._exp import exp_nonpositive
 from ._options import JIT_OPTIONS
 from ._validation import check_csr_format
-from .kernels import row_sq_norms
+from .kernels import LINEAR, POLY, RBF, row_sq_norms
 
 
 @dataclass
@@ -144,3 +144,31 @@ def rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
     for j in range(n_sv):
         dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
     exp_nonpositive(dots, n_sv, out, bits)
+
+
+@njit(**JIT_OPTIONS)
+def kernel_from_dot(code, dot, sq_a, sq_b, gamma, degree, coef0):
+    """k(a, b) from <a, b> and the squared norms, for a kernel code of :mod:`fastsvm.kernels`
+    (LINEAR, POLY, RBF or SIGMOID)."""
+    if code == RBF:
+        return np.exp(-gamma * max(sq_a + sq_b - 2.0 * dot, 0.0))
+    if code == LINEAR:
+        return dot
+    if code == POLY:
+        return (gamma * dot + coef0) ** degree
+    return np.tanh(gamma * dot + coef0)
+
+
+@njit(**JIT_OPTIONS)
+def kernel_from_dots(code, dots, sq_x, sv_sq, gamma, degree, coef0, n_sv, out, bits):
+    """out[j] = k(x, sv_j) for j < n_sv from dots[j] = <x, sv_j> and the squared norms.
+
+    ``code`` is a kernel code of :mod:`fastsvm.kernels` (LINEAR, POLY, RBF or
+    SIGMOID); ``dots`` may be overwritten, ``bits`` is int64 scratch.  The RBF
+    kernel goes through the vectorised exp of :func:`rbf_from_dots`.
+    """
+    if code == RBF:
+        rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits)
+    else:
+        for j in range(n_sv):
+            out[j] = kernel_from_dot(code, dots[j], sq_x, sv_sq[j], gamma, degree, coef0)

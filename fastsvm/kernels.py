@@ -1,10 +1,32 @@
-"""Kernel helpers shared by the estimators.
+"""Kernels: scikit-learn SVC's kernel choices, resolved once and evaluated in blocks.
 
-Gaussian (RBF) kernel k(x, x') = exp(-gamma ||x - x'||^2) everywhere; the
-Nystrom estimator also takes the other kernels of :data:`KERNELS`.  Batch
-evaluation goes through BLAS (``X @ SV.T``) in row blocks of
+A :class:`Kernel` holds a kernel with its numeric parameters (``gamma='scale'``
+already resolved), as the estimators' ``kernel``, ``gamma``, ``degree`` and
+``coef0`` parameters define it, with SVC's meaning:
+
+===============  ======================================  =========================
+``kernel``       k(x, z)                                 compiled code evaluates it
+===============  ======================================  =========================
+``'linear'``     <x, z>                                  from dot products
+``'poly'``       (gamma <x, z> + coef0)^degree            from dot products
+``'rbf'``        exp(-gamma ||x - z||^2)                 from dot products and norms
+``'sigmoid'``    tanh(gamma <x, z> + coef0)              from dot products
+``'laplacian'``  exp(-gamma ||x - z||_1)                 (NystromSVC only)
+``'precomputed'``  X holds kernel values: n x n at fit,    by lookup in the matrix
+                 K(X_test, X_train) at prediction
+a callable       ``kernel(A, B)`` returns K(A, B), as     by lookup in K(X, X),
+                 for SVC; it receives X as given          computed once
+===============  ======================================  =========================
+
+'sigmoid' is not positive semi-definite for most parameters: it has no
+feature space, which the margin bounds of ``PegasosSVC`` need.
+
+Batch evaluation goes through BLAS (``X @ Z.T``) in row blocks of
 ``fastsvm._options.PREDICT_CHUNK_ROWS``, for dense and CSR sparse X alike.
 """
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,13 +34,17 @@ from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
 
 from . import _options
 
-#: Kernels of :func:`kernel_matrix`, with the parameters each one uses.
-KERNELS = {
-    "rbf": ("gamma",),            # exp(-gamma ||x - x'||^2)
-    "laplacian": ("gamma",),      # exp(-gamma ||x - x'||_1)
-    "poly": ("gamma", "degree", "coef0"),  # (gamma <x, x'> + coef0)^degree
-    "linear": (),                 # <x, x'>
-}
+#: SVC's kernel names; every estimator also accepts a callable (see :class:`Kernel`).
+KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+# Codes of the kernels that compiled code evaluates (fastsvm._packed.kernel_from_dots);
+# a callable kernel is evaluated once into a kernel matrix and then looked up, like PRECOMPUTED.
+LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
+_CODES = {"linear": LINEAR, "poly": POLY, "rbf": RBF, "sigmoid": SIGMOID,
+          "precomputed": PRECOMPUTED, "callable": PRECOMPUTED}
+# The parameters each named kernel uses.
+_USES = {"linear": (), "poly": ("gamma", "degree", "coef0"), "rbf": ("gamma",),
+         "sigmoid": ("gamma", "coef0"), "laplacian": ("gamma",)}
 
 
 def resolve_gamma(gamma, X):
@@ -28,20 +54,156 @@ def resolve_gamma(gamma, X):
     if sp.issparse(X):
         var = X.multiply(X).mean() - X.mean() ** 2
     else:
-        var = X.var()
+        var = X.var(dtype=np.float64)
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
-def kernel_matrix(X, Y, kernel, gamma=None, degree=3, coef0=0.0):
-    """K(X, Y) in float64 for a kernel of :data:`KERNELS` (scikit-learn's ``pairwise_kernels``).
+def uses_gamma(kernel):
+    """Whether the kernel named ``kernel`` (or a callable) has a width gamma."""
+    return not callable(kernel) and "gamma" in _USES.get(kernel, ())
 
-    Float32 input is promoted first: the RBF distances ||x||^2 + ||y||^2 - 2<x, y>
-    lose most of their digits to cancellation in single precision.
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel with resolved numeric parameters (see the module docstring).
+
+    ``name`` is one of :data:`KERNELS`, ``'laplacian'`` or ``'callable'``
+    (then ``function`` is the user's callable); ``gamma`` is None for the
+    kernels that have none.
     """
-    params = {"gamma": gamma, "degree": degree, "coef0": coef0}
-    X = X.astype(np.float64, copy=False)
-    Y = Y.astype(np.float64, copy=False)
-    return pairwise_kernels(X, Y, metric=kernel, **{k: params[k] for k in KERNELS[kernel]})
+
+    name: str
+    gamma: float = None
+    degree: int = 3
+    coef0: float = 0.0
+    function: Callable = None
+
+    @classmethod
+    def resolve(cls, kernel, gamma, degree, coef0, X):
+        """The kernel of an estimator's parameters; 'scale' is resolved on X."""
+        if callable(kernel):
+            return cls("callable", None, degree, coef0, kernel)
+        gamma = resolve_gamma(gamma, X) if uses_gamma(kernel) else None
+        return cls(kernel, gamma, int(degree), float(coef0))
+
+    @property
+    def on_gram(self):
+        """Whether training works on the n x n kernel matrix ('precomputed' and callables)."""
+        return self.name in ("precomputed", "callable")
+
+    @property
+    def code(self):
+        """The integer compiled code branches on."""
+        return _CODES[self.name]
+
+    @property
+    def psd(self):
+        """Whether the kernel is known to be positive semi-definite (a callable is trusted)."""
+        return self.name != "sigmoid"
+
+    def __call__(self, A, B):
+        """K(A, B) in float64 (not for 'precomputed', whose values are given).
+
+        Float32 input is promoted first: the RBF distances ||x||^2 + ||z||^2 - 2<x, z>
+        lose most of their digits to cancellation in single precision.  A
+        callable's result is checked for its shape and for finite values.
+        """
+        if self.name == "callable":
+            return self._call_function(A, B)
+        A = A.astype(np.float64, copy=False)
+        B = B.astype(np.float64, copy=False)
+        params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+        return pairwise_kernels(A, B, metric=self.name, **{k: params[k] for k in _USES[self.name]})
+
+    def _call_function(self, A, B):
+        shape = (_num_rows(A), _num_rows(B))
+        try:
+            K = np.asarray(self.function(A, B), dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"the kernel callable must return a numeric array: {err}") from err
+        if K.shape != shape:
+            raise ValueError(f"the kernel callable returned an array of shape {K.shape} for "
+                             f"inputs of {shape[0]} and {shape[1]} rows; it must return "
+                             f"K(A, B) of shape {shape}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("the kernel callable returned NaN or infinite values")
+        return K
+
+    def from_dots(self, dots, sq_a, sq_b):
+        """K from the dot products ``dots`` (rows x columns) and the rows' and columns'
+        squared norms (NumPy; ``dots`` may be overwritten)."""
+        if self.name == "rbf":
+            d2 = sq_a[:, None] + sq_b[None, :] - 2.0 * dots
+            return np.exp(-self.gamma * np.maximum(d2, 0.0))
+        if self.name == "linear":
+            return dots
+        dots *= self.gamma
+        dots += self.coef0
+        if self.name == "poly":
+            return dots ** self.degree
+        return np.tanh(dots, out=dots)
+
+    def diagonal(self, X):
+        """k(x_i, x_i) for every row of X, float64 (not for 'precomputed': the
+        diagonal of the kernel matrix is given)."""
+        if self.name in ("rbf", "laplacian"):
+            return np.ones(_num_rows(X))
+        if self.name == "callable":
+            step = 64          # a few calls, each on a small block
+            return np.concatenate([np.diag(self(block, block)) for block in
+                                   (_take(X, slice(s, s + step))
+                                    for s in range(0, _num_rows(X), step))] + [np.zeros(0)])
+        return self.from_dots(row_sq_norms(X), None, None)
+
+    def between(self, A, centers):
+        """K(A, centers).  For 'precomputed', A holds K(points, training rows) and
+        ``centers`` are training row indices (columns of A)."""
+        if self.name == "precomputed":
+            return np.asarray(A[:, centers], dtype=np.float64)
+        return self(A, centers)
+
+    def expansion(self, X, centers, coef):
+        """F = K(X, centers) @ coef, blockwise, without forming all of K.
+
+        Parameters
+        ----------
+        X : {ndarray, csr_matrix} of shape (n_samples, n_features), or what a
+            callable kernel takes; K(X, training rows) for 'precomputed'
+        centers : ndarray of shape (n_centers, n_features), or what a callable
+            takes; training row indices for 'precomputed'
+        coef : ndarray of shape (n_centers, n_outputs)
+
+        Returns
+        -------
+        F : ndarray of shape (n_samples, n_outputs)
+        """
+        if self.name == "rbf":
+            return rbf_expansion(X, centers, coef, self.gamma)
+        n = _num_rows(X)
+        out = np.zeros((n, coef.shape[1]))
+        if coef.shape[0] == 0:
+            return out
+        step = _options.PREDICT_CHUNK_ROWS
+        for start in range(0, n, step):
+            block = _take(X, slice(start, start + step))
+            out[start:start + step] = self.between(block, centers) @ coef
+        return out
+
+
+def _num_rows(A):
+    return A.shape[0] if hasattr(A, "shape") else len(A)
+
+
+def _take(A, rows):
+    """Rows of an array, sparse matrix or sequence (what a callable kernel may receive)."""
+    from sklearn.utils import _safe_indexing
+
+    return _safe_indexing(A, rows)
+
+
+def kernel_matrix(X, Y, kernel, gamma=None, degree=3, coef0=0.0):
+    """K(X, Y) in float64 for a named kernel (see :meth:`Kernel.__call__`)."""
+    return Kernel(kernel, gamma, degree, coef0)(X, Y)
 
 
 def row_sq_norms(X):
@@ -52,7 +214,7 @@ def row_sq_norms(X):
 
 
 def rbf_expansion(X, centers, coef, gamma):
-    """Evaluate F = K(X, centers) @ coef blockwise without forming all of K.
+    """Evaluate F = K(X, centers) @ coef for the RBF kernel blockwise without forming all of K.
 
     Blocks of a CSR matrix that is not very sparse are made dense first (see
     ``_options.DENSIFY_MIN_DENSITY``).
@@ -79,6 +241,8 @@ def rbf_expansion(X, centers, coef, gamma):
         block = X[start:start + step]
         if densify:                 # a dense BLAS product beats CSR x dense here
             block = block.toarray()
+        if block.dtype != np.float64:
+            block = block.astype(np.float64)
         d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
         np.multiply(d2, -gamma, out=d2)
         np.exp(d2, out=d2)

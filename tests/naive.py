@@ -47,28 +47,39 @@ def merge(xa, xb, alpha_a, alpha_b, gamma, method):
     return z, alpha_z
 
 
+def poly(x, z, gamma, degree, coef0):
+    return float((gamma * np.dot(x, z) + coef0) ** degree)
+
+
+def sigmoid(x, z, gamma, coef0):
+    return float(np.tanh(gamma * np.dot(x, z) + coef0))
+
+
 class NaiveBSGD:
     """Budgeted Pegasos, one step at a time, with swap-delete storage like the kernel.
 
-    Holds alpha (not the scaled beta of the compiled kernel); step t uses
-    eta_t = 1 / (lambda t) and w <- (1 - 1/t) w + [y f(x) < 1] eta_t y phi(x).
+    Holds alpha (not the scaled beta of the compiled kernel); step t with
+    weight c uses eta_t = 1 / (lambda t) and
+    w <- (1 - 1/t) w + [y f(x) < 1] c eta_t y phi(x).  ``kernel(x, z)``
+    defaults to the RBF kernel of width gamma (merging needs it).
     """
 
-    def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge"):
+    def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None):
         self.budget, self.lam, self.gamma = budget, lam, gamma
         self.method, self.maintenance = method, maintenance
+        self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
         self.sv, self.alpha, self.t = [], [], 0
 
     def decision(self, x):
-        return sum(a * rbf(s, x, self.gamma) for s, a in zip(self.sv, self.alpha))
+        return sum(a * self.kernel(s, x) for s, a in zip(self.sv, self.alpha))
 
-    def step(self, x, y):
+    def step(self, x, y, c=1.0):
         self.t += 1
         violated = y * self.decision(x) < 1
         self.alpha = [(1 - 1 / self.t) * a for a in self.alpha]
         if violated:
             self.sv.append(np.array(x, dtype=float))
-            self.alpha.append(y / (self.lam * self.t))
+            self.alpha.append(c * y / (self.lam * self.t))
             if len(self.sv) > self.budget:
                 self._maintain()
 
@@ -112,18 +123,22 @@ def nystrom_embedding(X, landmarks, gamma):
     return K_nm @ np.linalg.pinv(root, rcond=1e-7, hermitian=True)
 
 
-def hinge_objective(Phi, y, w, b, lam):
-    """(lambda/2)(||w||^2 + b^2) + mean hinge, the offset as a constant feature 1."""
+def hinge_objective(Phi, y, w, b, lam, weight=None):
+    """(lambda/2)(||w||^2 + b^2) + mean of c_i hinge_i (c = 1 by default), the offset as a
+    constant feature 1."""
+    weight = np.ones(len(y)) if weight is None else weight
     margins = y * (Phi @ w + b)
-    return 0.5 * lam * (w @ w + b * b) + np.mean(np.maximum(0.0, 1.0 - margins))
+    return 0.5 * lam * (w @ w + b * b) + np.mean(weight * np.maximum(0.0, 1.0 - margins))
 
 
-def assg_stage(Phi, y, lam, w, eta, radius, order):
-    """One ASSG stage (Snacks Alg. 1 with step (7)) on x_i = (phi_i, 1): the average iterate."""
+def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None):
+    """One ASSG stage (Snacks Alg. 1 with step (7)) on x_i = (phi_i, 1): the average iterate;
+    example i's subgradient of the hinge is scaled by weight[i] (default 1)."""
+    weight = np.ones(len(y)) if weight is None else weight
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     center, w, avg = w.copy(), w.copy(), np.zeros_like(w)
     for i in order:
-        g = lam * w - (y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        g = lam * w - (weight[i] * y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
         w = w - eta * g
         dist = np.linalg.norm(w - center)
         if dist > radius:
@@ -132,12 +147,14 @@ def assg_stage(Phi, y, lam, w, eta, radius, order):
     return avg
 
 
-def pegasos(Phi, y, lam, order):
-    """Pegasos with step 1/(lambda t) and projection onto ||w|| <= 1/sqrt(lambda), on x_i = (phi_i, 1)."""
+def pegasos(Phi, y, lam, order, weight=None):
+    """Pegasos with step 1/(lambda t) and projection onto ||w|| <= 1/sqrt(lambda), on
+    x_i = (phi_i, 1), example i's hinge subgradient scaled by weight[i] (default 1)."""
+    weight = np.ones(len(y)) if weight is None else weight
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     w = np.zeros(X.shape[1])
     for t, i in enumerate(order, start=1):
-        g = lam * w - (y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        g = lam * w - (weight[i] * y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
         w = w - g / (lam * t)
         w *= min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w))) if w.any() else 1.0
     return w
@@ -150,44 +167,50 @@ def huber(z, h):
     return np.where(z <= 1 - h, 1 - z, np.where(z >= 1 + h, 0.0, (1 + h - z) ** 2 / (4 * h)))
 
 
-def huber_objective(X, y, w, b, lam, h):
-    """lambda/2 ||w||^2 + mean Huber loss of the margins y (Xw + b)."""
+def huber_objective(X, y, w, b, lam, h, weight=None):
+    """lambda/2 ||w||^2 + weighted mean (sum s_i l_i / sum s_i) of the Huber loss of the
+    margins y (Xw + b); unit weights by default."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
-    return 0.5 * lam * w @ w + np.mean(huber(y * (X @ w + b), h))
+    weight = np.ones(len(y)) if weight is None else weight
+    return 0.5 * lam * w @ w + np.sum(weight * huber(y * (X @ w + b), h)) / np.sum(weight)
 
 
-def huber_gradient(X, y, w, b, lam, h):
+def huber_gradient(X, y, w, b, lam, h, weight=None):
     """Gradient (d/dw, d/db) of :func:`huber_objective` from the derivative of each case."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    weight = np.ones(len(y)) if weight is None else weight
     z = y * (X @ w + b)
-    slope = np.where(z <= 1 - h, -1.0, np.where(z >= 1 + h, 0.0, -(1 + h - z) / (2 * h)))
-    return lam * w + X.T @ (slope * y) / len(y), np.mean(slope * y)
+    slope = weight * np.where(z <= 1 - h, -1.0, np.where(z >= 1 + h, 0.0, -(1 + h - z) / (2 * h)))
+    return lam * w + X.T @ (slope * y) / np.sum(weight), np.sum(slope * y) / np.sum(weight)
 
 
-def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True):
+def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None):
     """Gradient descent with the paper's step rule (Sec. 4.2): (w, b, objectives)."""
     w, b, eta, objectives = np.zeros(X.shape[1]), 0.0, eta0, []
     for _ in range(max_iter):
-        objectives.append(huber_objective(X, y, w, b, lam, h))
+        objectives.append(huber_objective(X, y, w, b, lam, h, weight))
         if len(objectives) > 1:
             if objectives[-1] > objectives[-2]:
                 eta /= 2
             if abs(objectives[-2] - objectives[-1]) <= tol * abs(objectives[-2]):
                 break
-        gw, gb = huber_gradient(X, y, w, b, lam, h)
+        gw, gb = huber_gradient(X, y, w, b, lam, h, weight)
         w = w - eta * gw
         b = b - eta * gb if fit_intercept else b
     return w, b, objectives
 
 
-def pegasos_minibatch(X, y, lam, batches, bias_feature):
-    """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices."""
+def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None):
+    """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices,
+    each violator's subgradient scaled by weight[i] (default 1)."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     X = np.hstack([X, np.full((len(X), 1), bias_feature)])
+    weight = np.ones(len(y)) if weight is None else weight
     w = np.zeros(X.shape[1])
     for t, batch in enumerate(batches, start=1):
         violators = [i for i in batch if y[i] * (X[i] @ w) < 1]
-        step = sum((y[i] * X[i] for i in violators), np.zeros_like(w)) / (lam * t * len(batch))
+        step = (sum((weight[i] * y[i] * X[i] for i in violators), np.zeros_like(w))
+                / (lam * t * len(batch)))
         w = (1 - 1 / t) * w + step
         norm = np.linalg.norm(w)
         if norm > 1 / np.sqrt(lam):
@@ -195,18 +218,22 @@ def pegasos_minibatch(X, y, lam, batches, bias_feature):
     return w
 
 
-def kernel_pegasos(X, y, lam, batches, gamma, bias2):
-    """Mini-batch Pegasos in the feature space of exp(-gamma ||x - z||^2) + bias2, with
-    w = sum_j beta_j phi(x_j) over all training points and ||w||^2 = beta^T K beta; returns beta."""
+def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None):
+    """Mini-batch Pegasos in the feature space of k(x, z) + bias2 (k the RBF kernel of
+    width gamma unless ``kernel`` is given), with w = sum_j beta_j phi(x_j) over all
+    training points and ||w||^2 = beta^T K beta, each violator's step scaled by
+    weight[i] (default 1); returns beta."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
-    K = np.array([[rbf(a, b, gamma) + bias2 for b in X] for a in X])
+    kernel = kernel or (lambda a, b: rbf(a, b, gamma))
+    weight = np.ones(len(y)) if weight is None else weight
+    K = np.array([[kernel(a, b) + bias2 for b in X] for a in X])
     beta = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
         margins = y * (K @ beta)
         step = np.zeros(len(X))
         for i in batch:
             if margins[i] < 1:
-                step[i] += y[i] / (lam * t * len(batch))
+                step[i] += weight[i] * y[i] / (lam * t * len(batch))
         beta = (1 - 1 / t) * beta + step
         norm = np.sqrt(beta @ K @ beta)
         if norm > 1 / np.sqrt(lam):
@@ -221,29 +248,35 @@ def weight_distance(K, beta, beta_ref):
 
 
 # ---------------------------------------------------------------- margin SGD (Orchel & Suykens)
-def margin_sgd_pass(X, y, order, gamma, M, update):
+def margin_sgd_pass(X, y, order, gamma, M, update, weight=None, kernel=None):
     """One pass of margin SGD with extreme early stopping: alpha per training point.
 
     Each point's coefficient is decided at its first draw from
-    m = y_k sum_j y_j alpha_j k(x_j, x_k) over the points decided before it.
+    m = y_k sum_j y_j alpha_j k(x_j, x_k) over the points decided before it,
+    and scaled by weight[k] (default 1); k is the RBF kernel of width gamma
+    unless ``kernel(x, z)`` is given.
     """
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
+    kernel = kernel or (lambda a, b: rbf(a, b, gamma))
+    weight = np.ones(len(y)) if weight is None else weight
     alpha = np.zeros(len(X))
     decided = np.zeros(len(X), dtype=bool)
     for k in order:
         if decided[k]:
             continue
         decided[k] = True
-        f = sum(y[j] * alpha[j] * rbf(X[j], X[k], gamma) for j in np.flatnonzero(alpha))
+        f = sum(y[j] * alpha[j] * kernel(X[j], X[k]) for j in np.flatnonzero(alpha))
         if y[k] * f <= M:
-            alpha[k] = max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0
+            alpha[k] = weight[k] * (max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0)
     return alpha
 
 
-def accuracy_offset(f, y):
-    """Brute force: the accuracy-maximising offset among all midpoints, nearest 0 on ties."""
+def accuracy_offset(f, y, weight=None):
+    """Brute force: the offset maximising the (weighted) accuracy among all midpoints,
+    nearest 0 on ties."""
+    weight = np.ones(len(y)) if weight is None else weight
     values = np.unique(f)
     cuts = np.concatenate([[values[-1] + 1.0], (values[:-1] + values[1:]) / 2, [values[0] - 1.0]])
-    accuracy = [np.mean(np.where(f - c > 0, 1.0, -1.0) == y) for c in cuts]
+    accuracy = [np.average(np.where(f - c > 0, 1.0, -1.0) == y, weights=weight) for c in cuts]
     best = cuts[np.isclose(accuracy, max(accuracy), rtol=0, atol=1e-12)]
     return -best[np.argmin(np.abs(best))]

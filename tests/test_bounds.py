@@ -15,6 +15,7 @@ from fastsvm.bounds import _kernels as K
 from fastsvm.bounds.solver import (SortedMargins, resort_schedule, solve_huber_gd,
                                    solve_kernel_pegasos, solve_pegasos)
 from fastsvm.datasets import load_dataset
+from fastsvm.kernels import Kernel
 
 from . import naive
 
@@ -60,19 +61,21 @@ def test_huber_gradient_matches_finite_differences():
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_full_evaluation_matches_oracle(sparse, dtype):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_full_evaluation_matches_oracle(sparse, dtype, weighted):
     X, y = _problem(sparse=sparse, dtype=dtype)
     packed = PackedData.from_matrix(X)
     rng = np.random.default_rng(2)
     w, b, lam = rng.normal(size=8) * 0.3, 0.1, 1e-3
+    weight = rng.uniform(0.1, 3.0, len(y)) if weighted else np.ones(len(y))
     grad, margins = np.empty(8), np.empty(len(y))
-    loss, grad_b = K.full_evaluation(*packed.arrays, y, w, b, H, margins, grad)
-    n = len(y)
-    assert_allclose(loss / n + 0.5 * lam * w @ w, naive.huber_objective(X, y, w, b, lam, H),
-                    rtol=1e-12)
-    gw, gb = naive.huber_gradient(X, y, w, b, lam, H)
-    assert_allclose(lam * w + grad / n, gw, rtol=1e-10, atol=1e-14)
-    assert_allclose(grad_b / n, gb, rtol=1e-10, atol=1e-14)
+    loss, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, H, margins, grad)
+    S = weight.sum()
+    assert_allclose(loss / S + 0.5 * lam * w @ w,
+                    naive.huber_objective(X, y, w, b, lam, H, weight), rtol=1e-12)
+    gw, gb = naive.huber_gradient(X, y, w, b, lam, H, weight)
+    assert_allclose(lam * w + grad / S, gw, rtol=1e-10, atol=1e-14)
+    assert_allclose(grad_b / S, gb, rtol=1e-10, atol=1e-14)
     Xd = X.toarray() if sparse else X
     assert_allclose(margins, y * (Xd.astype(float) @ w + b), rtol=1e-12)
 
@@ -82,21 +85,25 @@ def test_full_evaluation_matches_oracle(sparse, dtype):
 @pytest.mark.parametrize("prefix_sums", [True, False])
 @pytest.mark.parametrize("step", [0.0, 1e-3, 3e-2, 1.0])
 @pytest.mark.parametrize("offset_change", [0.0, 0.05])
-def test_bounded_evaluation_is_exact(monkeypatch, sparse, prefix_sums, step, offset_change):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bounded_evaluation_is_exact(monkeypatch, sparse, prefix_sums, step, offset_change,
+                                     weighted):
     """Loss and gradient of Algorithm 2 equal the plain ones at w' + step, b' + change,
-    with all prefix sums or only Sum_Boundary (the sparse variant)."""
+    with all prefix sums or only Sum_Boundary (the sparse variant), with and without
+    sample weights (weighted prefix sums)."""
     monkeypatch.setattr(_options, "PREFIX_SUMS_MAX_BYTES", 2**30 if prefix_sums else 0)
     X, y = _problem(n=400, sparse=sparse)
     packed = PackedData.from_matrix(X)
     rng = np.random.default_rng(3)
+    weight = rng.uniform(0.1, 3.0, len(y)) if weighted else np.ones(len(y))
     w_ref, b_ref = rng.normal(size=8) * 0.8, -0.2
     margins, grad = np.empty(len(y)), np.empty(8)
-    K.full_evaluation(*packed.arrays, y, w_ref, b_ref, H, margins, grad)
-    sorter = SortedMargins(packed, y)
+    K.full_evaluation(*packed.arrays, y, weight, w_ref, b_ref, H, margins, grad)
+    sorter = SortedMargins(packed, y, weight)
     sorter.sort(w_ref, b_ref, margins)
     assert (sorter.prefix.shape[0] > 0) == prefix_sums
     w, b = w_ref + step * rng.normal(size=8), b_ref + offset_change
-    want_loss, want_gb = K.full_evaluation(*packed.arrays, y, w, b, H, margins, grad)
+    want_loss, want_gb = K.full_evaluation(*packed.arrays, y, weight, w, b, H, margins, grad)
     want_grad = grad.copy()
     loss, grad_b, examined = sorter.evaluate(w, b, H, grad)
     assert_allclose(loss, want_loss, rtol=1e-11)
@@ -114,8 +121,8 @@ def test_sorted_lists_hold_each_label_sorted_by_margin():
     packed = PackedData.from_matrix(X)
     w, b = np.ones(8) * 0.2, 0.1
     margins, grad = np.empty(len(y)), np.empty(8)
-    K.full_evaluation(*packed.arrays, y, w, b, H, margins, grad)
-    sorter = SortedMargins(packed, y)
+    K.full_evaluation(*packed.arrays, y, np.ones(len(y)), w, b, H, margins, grad)
+    sorter = SortedMargins(packed, y, np.ones(len(y)))
     sorter.sort(w, b, margins)
     n_pos = int(np.sum(y > 0))
     assert_array_equal(sorter.y_sorted[:n_pos], 1.0)
@@ -163,7 +170,8 @@ def test_resort_schedule_follows_eq_4():
 # ---------------------------------------------------------------- gradient descent
 @pytest.mark.parametrize("margin_bounds", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_gradient_descent_follows_the_oracle(margin_bounds, fit_intercept):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_gradient_descent_follows_the_oracle(margin_bounds, fit_intercept, weighted):
     """The whole path, step-size halvings included.
 
     eta0 = 10, not the paper's 100: on this small problem the first steps
@@ -173,9 +181,11 @@ def test_gradient_descent_follows_the_oracle(margin_bounds, fit_intercept):
     """
     X, y = _problem(n=200, d=6)
     lam = 1e-3
-    result = solve_huber_gd(PackedData.from_matrix(X), y, lam, H, fit_intercept, 10.0, 1e-6,
-                            3000, margin_bounds)
-    w, b, objectives = naive.huber_gd(X, y, lam, H, 10.0, 1e-6, 3000, fit_intercept)
+    weight = (np.random.default_rng(7).uniform(0.2, 2.0, len(y)) if weighted
+              else np.ones(len(y)))
+    result = solve_huber_gd(PackedData.from_matrix(X), y, weight, lam, H, fit_intercept, 10.0,
+                            1e-6, 3000, margin_bounds)
+    w, b, objectives = naive.huber_gd(X, y, lam, H, 10.0, 1e-6, 3000, fit_intercept, weight)
     assert result.n_iter == len(objectives)
     assert_allclose(result.objective, objectives, rtol=1e-9)
     assert_allclose(result.w, w, rtol=1e-7, atol=1e-9)
@@ -244,20 +254,23 @@ def test_huber_svc_labels_and_float32():
 # ---------------------------------------------------------------- Pegasos
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("bias_feature", [1.0, 0.0])
-def test_pegasos_steps_follow_the_oracle(sparse, bias_feature):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted):
     """Without bounds, with Algorithm 3's and with the scaled-reference bound."""
     X, y = _problem(n=120, d=5, sparse=sparse)
     lam = 1e-2
     batches = np.random.default_rng(4).integers(0, 120, size=(60, 10))
-    want = naive.pegasos_minibatch(X, y, lam, batches, bias_feature)
+    weight = (np.random.default_rng(8).choice([0.5, 1.0, 4.0], len(y)) if weighted
+              else np.ones(len(y)))
+    want = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight)
     for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         packed = PackedData.from_matrix(X)
         norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
         w, w_ref, u = np.zeros(6), np.zeros(6), np.zeros(120)
         rule = K.new_rule(*resort_schedule(packed, 10, sort=False))
         counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
-        K.pegasos_steps(*packed.arrays, norms, y, batches, 0, lam, bias_feature, margin_bounds,
-                        scaled, rule, u, w_ref, w, np.empty(6), counters)
+        K.pegasos_steps(*packed.arrays, norms, y, weight, batches, 0, lam, bias_feature,
+                        margin_bounds, scaled, rule, u, w_ref, w, np.empty(6), counters)
         assert_allclose(w, want, rtol=1e-10, atol=1e-12)
 
 
@@ -279,7 +292,8 @@ def test_pegasos_identical_with_and_without_bounds(a9a, sparse):
 def test_pegasos_solver_counts_refreshes():
     X, y = _problem(n=2000, d=10)
     packed = PackedData.from_matrix(X)
-    result = solve_pegasos(packed, y, 1e-3, 50, 3000, 1.0, True, np.random.default_rng(0))
+    result = solve_pegasos(packed, y, np.ones(len(y)), 1e-3, 50, 3000, 1.0, True,
+                           np.random.default_rng(0))
     c = result.counters
     assert c[K.PC_REFRESHED] == c[K.PC_REFRESHES] * 2000
     assert 0 < c[K.PC_EXAMINED] < 3000 * 50
@@ -347,16 +361,34 @@ def test_bad_data(Estimator):
 
 
 # ---------------------------------------------------------------- kernel Pegasos
+KERNELS = {
+    "rbf": (Kernel("rbf", 0.5), lambda a, b: naive.rbf(a, b, 0.5)),
+    "poly": (Kernel("poly", 0.5, 2, 1.0), lambda a, b: naive.poly(a, b, 0.5, 2, 1.0)),
+    "linear": (Kernel("linear"), lambda a, b: float(np.dot(a, b))),
+    "precomputed": (Kernel("precomputed"), lambda a, b: naive.rbf(a, b, 0.5)),
+}
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("bias2", [1.0, 0.0])
-def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2):
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, weighted):
     X, y = _problem(n=80, d=4, sparse=sparse)
-    lam, gamma = 1e-2, 0.5
+    lam = 1e-2
     batches = np.random.default_rng(5).integers(0, 80, size=(40, 8))
-    want = naive.kernel_pegasos(X, y, lam, batches, gamma, bias2)
+    kernel, function = KERNELS[kernel]
+    weight = (np.random.default_rng(9).choice([0.5, 1.0, 4.0], len(y)) if weighted
+              else np.ones(len(y)))
+    want = naive.kernel_pegasos(X, y, lam, batches, None, bias2, weight, function)
+    dense = X.toarray() if sparse else X
+    data = (np.array([[function(a, b) for b in dense] for a in dense])
+            if kernel.on_gram else X)
+    packed = PackedData.from_matrix(data)
+    diagonal = np.array([function(a, a) for a in dense])
     for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         monkeypatch.setattr(_options, "SCALED_REFERENCE", scaled)
-        result = solve_kernel_pegasos(PackedData.from_matrix(X), y, lam, gamma, 8, 40, bias2,
+        result = solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, 8, 40, bias2,
                                       margin_bounds, _ReplayBatches(batches))
         beta = np.zeros(80)
         beta[result.support] = result.dual
@@ -386,14 +418,16 @@ def test_kernel_weight_distance_matches_eq_6():
     beta = naive.kernel_pegasos(X, y, lam, batches, gamma, 1.0)
     # run 10 iterations, refresh (w_ref = w_10), then 20 more
     svt, sv_sq, coef = np.zeros((4, 60)), np.zeros(60), np.zeros(60)
+    sv_row, ones, norms = np.zeros(60, dtype=np.int64), np.ones(60), np.full(60, np.sqrt(2.0))
     slot_of, u = np.full(60, -1, dtype=np.int64), np.zeros(60)
     state = np.array([1.0, 0.0, 0.0, 0.0])
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     rule = K.new_rule(1e9, 1e9)
 
     def steps(first, last, n_sv):
-        return K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches[first:last],
-                                      first, lam, gamma, 1.0, True, False, rule, u, svt, sv_sq,
+        return K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, ones,
+                                      batches[first:last], first, lam, Kernel("rbf").code, gamma,
+                                      3, 0.0, 1.0, True, False, rule, u, svt, sv_sq, sv_row,
                                       coef, slot_of, n_sv, state, counters)
 
     n_sv = steps(0, 10, 0)

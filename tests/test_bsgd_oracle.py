@@ -8,9 +8,11 @@ from numpy.testing import assert_allclose
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
 from fastsvm.bsgd.solver import BSGDState, run_pass
+from fastsvm.kernels import Kernel
 from fastsvm.merge import METHODS
 from fastsvm.merge.table import load_tables
 
+from . import naive
 from .naive import NaiveBSGD
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
@@ -25,9 +27,12 @@ def _problem(seed=0, n=40, d=3):
     return X, y, order
 
 
-def _run_compiled(X, y, order, lam, gamma, budget, maintenance, method, diag=False):
-    state = BSGDState.empty(X.shape[1], budget)
-    run_pass(state, PackedData.from_matrix(X), y, order, lam, gamma, budget,
+def _run_compiled(X, y, order, lam, gamma, budget, maintenance, method, diag=False,
+                  weight=None, kernel=None):
+    kernel = kernel or Kernel("rbf", gamma)
+    state = BSGDState.empty(0 if kernel.on_gram else X.shape[1], budget)
+    weight = np.ones(len(y)) if weight is None else weight
+    run_pass(state, PackedData.from_matrix(X), y, weight, order, lam, kernel, budget,
              MAINTENANCE[maintenance], METHODS[method], diag, load_tables())
     return state
 
@@ -72,8 +77,8 @@ def test_each_sgd_step_matches_oracle(maintenance, method, layout, gamma):
         ref = _naive_from_state(state, lam, gamma, budget, maintenance, method)
         events = state.stats[_kernels.ST_MAINTENANCE]
         smallest_old = np.abs(state.beta[:state.n_sv]).min() if state.n_sv else np.inf
-        run_pass(state, packed, y, order[k:k + 1], lam, gamma, budget, MAINTENANCE[maintenance],
-                 METHODS[method], False, load_tables())
+        run_pass(state, packed, y, np.ones(len(y)), order[k:k + 1], lam, Kernel("rbf", gamma),
+                 budget, MAINTENANCE[maintenance], METHODS[method], False, load_tables())
         ref.step(dense[order[k]], y[order[k]])
         assert state.t == ref.t == k + 1
         assert state.n_sv == len(ref.sv)
@@ -118,3 +123,59 @@ def test_diagnostics_do_not_change_the_training_path():
     # no method's decisions beat the precise optimum
     sums = diag.diag_sums
     assert np.all(sums[:3] >= sums[_kernels.DG_GSS_PRECISE] * (1 - 1e-12))
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "remove"])
+def test_weighted_steps_match_oracle(maintenance):
+    """Each step scales its subgradient by the example's weight c_i, and the smallest
+    coefficient need not be the newest one (its kernel row is then computed)."""
+    X, y, order = _problem(seed=3)
+    weight = np.random.default_rng(0).choice([0.25, 1.0, 4.0], size=len(y))
+    lam, gamma, budget = 1 / 80, 0.5, 5
+    state = BSGDState.empty(X.shape[1], budget)
+    packed = PackedData.from_matrix(X)
+    for k in range(len(order)):
+        ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h")
+        run_pass(state, packed, y, weight, order[k:k + 1], lam, Kernel("rbf", gamma), budget,
+                 MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables())
+        ref.step(X[order[k]], y[order[k]], weight[order[k]])
+        assert_allclose(state.support_vectors(), np.array(ref.sv).reshape(-1, X.shape[1]),
+                        rtol=1e-9, atol=1e-12)
+        assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+    assert state.stats[_kernels.ST_MAINTENANCE] > 10
+
+
+KERNELS = {
+    "linear": (Kernel("linear"), lambda x, z: float(np.dot(x, z))),
+    "poly": (Kernel("poly", 0.5, 2, 1.0), lambda x, z: naive.poly(x, z, 0.5, 2, 1.0)),
+    "sigmoid": (Kernel("sigmoid", 0.3, 3, -0.5), lambda x, z: naive.sigmoid(x, z, 0.3, -0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_other_kernels_with_removal_match_oracle(name, layout):
+    kernel, function = KERNELS[name]
+    X, y, order = _problem(seed=4)
+    lam, budget = 1 / 80, 5
+    state = _run_compiled(sp.csr_matrix(X) if layout == "csr" else X, y, order, lam, None,
+                          budget, "remove", "gss", kernel=kernel)
+    ref = NaiveBSGD(budget, lam, None, "gss", "remove", kernel=function)
+    for i in order:
+        ref.step(X[i], y[i])
+    assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=0, atol=0)
+    assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+    assert state.stats[_kernels.ST_MAINTENANCE] > 10
+
+
+def test_kernel_matrix_lookup_equals_the_kernel_from_features():
+    """kernel code PRECOMPUTED looks k up in the matrix: the same model as computing it."""
+    X, y, order = _problem(seed=6)
+    lam, gamma = 1 / 80, 0.5
+    gram = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    looked_up = _run_compiled(gram, y, order, lam, None, 5, "remove", "gss",
+                              kernel=Kernel("precomputed"))
+    computed = _run_compiled(X, y, order, lam, gamma, 5, "remove", "gss")
+    assert_allclose(looked_up.alpha(lam), computed.alpha(lam), rtol=1e-9)
+    assert np.array_equal(looked_up.sv_idx[:5], computed.sv_idx[:5])
+    assert_allclose(X[looked_up.sv_idx[:5]], computed.support_vectors())

@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from fastsvm import MarginSGDSVC, _options
 from fastsvm.datasets import load_dataset
-from fastsvm.kernels import row_sq_norms
+from fastsvm.kernels import Kernel, row_sq_norms
 from fastsvm.margin_sgd.solver import accuracy_offset, draw_order, expansion, run_pass
 
 from . import naive
@@ -31,7 +31,8 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_fr
     monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)   # BLAS or CSR rows
     X, y = _problem(sparse=sparse)
     order = draw_order(np.arange(len(y)), sampling, np.random.default_rng(1))
-    result = run_pass(X, row_sq_norms(X), y, 0.3, M, update, order)
+    result = run_pass(X, row_sq_norms(X), y, np.ones(len(y)), Kernel("rbf", 0.3), M, update,
+                      order)
     alpha = naive.margin_sgd_pass(X, y, order, 0.3, M, update)
     got = np.zeros(len(y))
     got[result.support] = y[result.support] * result.dual
@@ -45,6 +46,40 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_fr
     assert_array_equal(result.svt.T, dense[result.support])
     if sampling == "permutation":
         assert result.n_visited == len(y)
+
+
+KERNELS = {
+    "poly": (Kernel("poly", 0.3, 2, 1.0), lambda a, b: naive.poly(a, b, 0.3, 2, 1.0)),
+    "linear": (Kernel("linear"), lambda a, b: float(np.dot(a, b))),
+    "sigmoid": (Kernel("sigmoid", 0.2, 3, 0.0), lambda a, b: naive.sigmoid(a, b, 0.2, 0.0)),
+    "precomputed": (Kernel("precomputed"), lambda a, b: naive.rbf(a, b, 0.3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_one_pass_with_weights_and_other_kernels_matches_oracle(monkeypatch, name, weighted,
+                                                                sparse):
+    monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
+    X, y = _problem(sparse=sparse)
+    kernel, function = KERNELS[name]
+    weight = (np.random.default_rng(2).choice([0.3, 1.0, 2.5], size=len(y)) if weighted
+              else np.ones(len(y)))
+    dense = X.toarray() if sparse else X
+    data = (np.array([[function(a, b) for b in dense] for a in dense]) if kernel.on_gram
+            else X)
+    order = draw_order(np.arange(len(y)), "replacement", np.random.default_rng(1))
+    result = run_pass(data, row_sq_norms(X), y, weight, kernel, 0.8, "squared-hinge", order)
+    alpha = naive.margin_sgd_pass(X, y, order, None, 0.8, "squared-hinge", weight, function)
+    got = np.zeros(len(y))
+    got[result.support] = y[result.support] * result.dual
+    assert_allclose(got, alpha, rtol=1e-10, atol=1e-12)
+    rows = np.arange(0, len(y), 5)
+    want = np.array([[function(a, b) for b in dense[result.support]] for a in dense[rows]])
+    assert_allclose(expansion(data, row_sq_norms(X), rows, result.svt, result.sv_sq,
+                              result.support, result.dual[None], kernel)[:, 0],
+                    want @ result.dual, rtol=1e-10, atol=1e-12)
 
 
 def test_replacement_draws_about_63_percent():
@@ -69,6 +104,22 @@ def test_accuracy_offset_matches_brute_force(monkeypatch):
             assert b == pytest.approx(best)
 
 
+def test_weighted_accuracy_offset_matches_brute_force(monkeypatch):
+    monkeypatch.setattr(_options, "MARGIN_SGD_OFFSET_MIN_GAIN", 0.0)
+    rng = np.random.default_rng(4)
+    for trial in range(30):
+        n = int(rng.integers(20, 200))
+        y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+        weight = np.where(y > 0, rng.uniform(1, 4), 1.0) * rng.uniform(0.5, 1.5, n)
+        f = np.round(y * rng.uniform(0, 2) + rng.normal(size=n) - rng.normal() * 2, 1)
+        b = accuracy_offset(f, y, weight)
+        best = naive.accuracy_offset(f, y, weight)
+        score = lambda c: np.average(np.where(f + c > 0, 1.0, -1.0) == y, weights=weight)  # noqa: E731
+        assert score(b) in (pytest.approx(score(best)), score(0.0))
+        if b != 0.0:
+            assert b == pytest.approx(best)
+
+
 def test_accuracy_offset_repairs_a_shift_and_ignores_noise():
     rng = np.random.default_rng(0)
     y = np.where(rng.random(1000) < 0.3, 1.0, -1.0)
@@ -90,13 +141,15 @@ def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
     monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
     X, y = _problem(sparse=sparse)
-    result = run_pass(X, row_sq_norms(X), y, 0.3, 1.0, "squared-hinge",
+    result = run_pass(X, row_sq_norms(X), y, np.ones(len(y)), Kernel("rbf", 0.3), 1.0,
+                      "squared-hinge",
                       draw_order(np.arange(len(y)), "permutation", np.random.default_rng(0)))
     rows = np.arange(0, len(y), 3)
     dense = X.toarray() if sparse else X
     want = rbf_kernel(dense[rows], dense[result.support], gamma=0.3) @ result.dual
     dual = np.vstack([result.dual, -2.0 * result.dual])             # two models at once
-    got = expansion(X, row_sq_norms(X), rows, result.svt, result.sv_sq, dual, 0.3)
+    got = expansion(X, row_sq_norms(X), rows, result.svt, result.sv_sq, result.support, dual,
+                    Kernel("rbf", 0.3))
     assert_allclose(got, np.column_stack([want, -2.0 * want]), rtol=1e-10, atol=1e-12)
 
 

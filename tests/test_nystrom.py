@@ -11,7 +11,9 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import LinearSVC
 
 from fastsvm import NystromSVC
+from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
+from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
 from fastsvm.nystrom.embedding import NystromMap, sample_landmarks
 from fastsvm.nystrom.solver import primal_objective, solve_assg
@@ -24,6 +26,17 @@ def _moons(n=300, seed=0):
     return X, y
 
 
+def _map(landmarks, kernel="rbf", **params):
+    return NystromMap.fit(Kernel(kernel, **params), landmarks)
+
+
+def _problem(X, kernel):
+    """A training problem of rows X (labels and weights unused)."""
+    n = len(X)
+    return TrainingProblem(X, np.zeros(n, dtype=np.intp), np.array([0, 1]), np.ones(n),
+                           np.arange(n), kernel)
+
+
 # ------------------------------------------------------------- embedding
 @pytest.mark.parametrize("kernel, params", [
     ("rbf", dict(gamma=0.7)),
@@ -33,7 +46,7 @@ def _moons(n=300, seed=0):
 ])
 def test_embedding_with_all_points_reproduces_kernel_matrix(kernel, params):
     X, _ = make_classification(120, 6, random_state=0)
-    nmap = NystromMap.fit(X, kernel=kernel, **params)
+    nmap = _map(X, kernel, **params)
     Phi = nmap.transform(X, dtype=np.float64)
     K = pairwise_kernels(X, metric=kernel, **params)
     assert_allclose(Phi @ Phi.T, K, atol=1e-6 * np.abs(K).max())
@@ -44,7 +57,7 @@ def test_embedding_with_all_points_reproduces_kernel_matrix(kernel, params):
 def test_embedding_matches_the_papers_formula():
     X, _ = _moons(80)
     L = X[::4]
-    ours = NystromMap.fit(L, gamma=1.5).transform(X, dtype=np.float64)
+    ours = _map(L, gamma=1.5).transform(X, dtype=np.float64)
     paper = naive.nystrom_embedding(X, L, 1.5)
     # the same map up to an orthogonal rotation: equal inner products
     assert_allclose(ours @ ours.T, paper @ paper.T, atol=1e-9)
@@ -53,7 +66,7 @@ def test_embedding_matches_the_papers_formula():
 def test_embedding_is_stable_with_duplicate_landmarks():
     X, _ = _moons(100)
     L = np.vstack([X[:20], X[:20]])          # K_mm singular
-    nmap = NystromMap.fit(L, gamma=1.0)
+    nmap = _map(L, gamma=1.0)
     assert nmap.n_components <= 20
     Phi = nmap.transform(X, dtype=np.float64)
     assert np.isfinite(Phi).all()
@@ -66,7 +79,7 @@ def test_embedding_is_stable_with_duplicate_landmarks():
 def test_embedding_chunks_dense_sparse_and_float32(monkeypatch):
     X, _ = make_classification(300, 8, random_state=1)
     X[X < 0.3] = 0
-    nmap = NystromMap.fit(X[:40], gamma=0.2)
+    nmap = _map(X[:40], gamma=0.2)
     full = nmap.transform(X, dtype=np.float64)
     monkeypatch.setattr("fastsvm._options.EMBED_CHUNK_BYTES", 8 * 40 * 7)   # 7-row chunks
     assert_allclose(nmap.transform(sp.csr_matrix(X), dtype=np.float64), full, atol=1e-10)
@@ -83,15 +96,18 @@ def test_leverage_sampling_prefers_rare_regions():
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 0.05, (1900, 2)), rng.uniform(-5, 5, (100, 2))])
     rare = lambda idx: np.mean(idx >= 1900)  # noqa: E731
-    lev = sample_landmarks(X, 60, "leverage", np.random.default_rng(1), gamma=1.0)
-    uni = sample_landmarks(X, 60, "uniform", np.random.default_rng(1), gamma=1.0)
+    lev = sample_landmarks(_problem(X, Kernel("rbf", 1.0)), 60, "leverage",
+                           np.random.default_rng(1))
+    uni = sample_landmarks(_problem(X, Kernel("rbf", 1.0)), 60, "uniform",
+                           np.random.default_rng(1))
     assert len(np.unique(lev)) == 60 and np.all(np.diff(lev) > 0)
     assert rare(lev) > 0.4 > 0.15 > rare(uni)
 
 
 def test_leverage_sampling_can_take_every_row():
     X, y = _moons(50)
-    assert_array_equal(sample_landmarks(X, 50, "leverage", np.random.default_rng(0), gamma=1.0),
+    assert_array_equal(sample_landmarks(_problem(X, Kernel("rbf", 1.0)), 50, "leverage",
+                                        np.random.default_rng(0)),
                        np.arange(50))
     clf = NystromSVC(C=10, gamma=2.0, n_components=50, landmarks="leverage", random_state=0)
     assert clf.fit(X, y).score(X, y) > 0.9
@@ -103,27 +119,30 @@ def test_leverage_sampling_can_take_every_row():
 def test_assg_stage_matches_oracle(dtype, radius):
     X, y01 = _moons(60)
     y = np.where(y01 == 1, 1.0, -1.0)
-    Phi = NystromMap.fit(X[:15], gamma=2.0).transform(X, dtype=dtype)
+    Phi = _map(X[:15], gamma=2.0).transform(X, dtype=dtype)
     lam, eta = 0.01, 0.4
     order = np.random.default_rng(3).integers(0, 60, 200)
     start = np.random.default_rng(4).normal(0, 0.1, Phi.shape[1] + 1)
     w, w_avg = start.copy(), np.zeros_like(start)
-    _kernels.assg_steps(Phi, y, 1.0, order, lam, eta, start.copy(), radius, w, w_avg, 1 / 200)
-    expected = naive.assg_stage(Phi.astype(float), y, lam, start, eta, radius, order)
+    weight = np.random.default_rng(5).choice([0.5, 1.0, 3.0], size=len(y))
+    _kernels.assg_steps(Phi, y, weight, 1.0, order, lam, eta, start.copy(), radius, w, w_avg,
+                        1 / 200)
+    expected = naive.assg_stage(Phi.astype(float), y, lam, start, eta, radius, order, weight)
     assert_allclose(w_avg, expected, rtol=1e-9, atol=1e-12)
 
 
 def test_pegasos_steps_match_oracle():
     X, y01 = _moons(60)
     y = np.where(y01 == 1, 1.0, -1.0)
-    Phi = NystromMap.fit(X[:15], gamma=2.0).transform(X, dtype=np.float64)
+    Phi = _map(X[:15], gamma=2.0).transform(X, dtype=np.float64)
     order = np.random.default_rng(5).integers(0, 60, 300)
     w = np.zeros(Phi.shape[1] + 1)
     lam = 0.05
     # in two calls: the step counter carries over
-    _kernels.pegasos_steps(Phi, y, 1.0, order[:120], lam, 0, True, w)
-    _kernels.pegasos_steps(Phi, y, 1.0, order[120:], lam, 120, True, w)
-    assert_allclose(w, naive.pegasos(Phi, y, lam, order), rtol=1e-9, atol=1e-12)
+    weight = np.random.default_rng(6).choice([0.5, 1.0, 3.0], size=len(y))
+    _kernels.pegasos_steps(Phi, y, weight, 1.0, order[:120], lam, 0, True, w)
+    _kernels.pegasos_steps(Phi, y, weight, 1.0, order[120:], lam, 120, True, w)
+    assert_allclose(w, naive.pegasos(Phi, y, lam, order, weight), rtol=1e-9, atol=1e-12)
 
 
 def test_primal_objective_matches_oracle():
@@ -131,8 +150,9 @@ def test_primal_objective_matches_oracle():
     Phi = rng.normal(size=(50, 7))
     y = np.where(rng.random(50) > 0.5, 1.0, -1.0)
     w = rng.normal(size=8)
-    assert_allclose(primal_objective(Phi, y, w, 1.0, 0.3),
-                    naive.hinge_objective(Phi, y, w[:-1], w[-1], 0.3), rtol=1e-12)
+    weight = rng.uniform(0.1, 3.0, size=50)
+    assert_allclose(primal_objective(Phi, y, weight, w, 1.0, 0.3),
+                    naive.hinge_objective(Phi, y, w[:-1], w[-1], 0.3, weight), rtol=1e-12)
 
 
 def test_assg_approaches_the_liblinear_optimum():
@@ -144,8 +164,9 @@ def test_assg_approaches_the_liblinear_optimum():
     lin = LinearSVC(C=C, loss="hinge", tol=1e-10, max_iter=200_000).fit(Phi, y)
     yb = np.where(y == clf.classes_[1], 1.0, -1.0)
     lam = 1 / (400 * C)
-    optimum = primal_objective(Phi, yb, np.r_[lin.coef_[0], lin.intercept_[0]], 1.0, lam)
-    ours = primal_objective(Phi, yb, np.r_[clf.coef_[0], clf.intercept_[0]], 1.0, lam)
+    ones = np.ones(len(yb))
+    optimum = primal_objective(Phi, yb, ones, np.r_[lin.coef_[0], lin.intercept_[0]], 1.0, lam)
+    ours = primal_objective(Phi, yb, ones, np.r_[clf.coef_[0], clf.intercept_[0]], 1.0, lam)
     assert clf.training_info_["objective"][0][-1] == pytest.approx(ours)
     assert optimum <= ours <= optimum * 1.005
     # the stage objectives decrease towards it
@@ -169,15 +190,16 @@ def test_stopping_rule():
 
 def test_eta_calibration_picks_the_best_first_stage():
     X, y = _moons(400)
-    clf = NystromSVC(C=10, gamma=2.0, n_components=30, random_state=0, max_stages=1).fit(X, y)
+    clf = NystromSVC(C=10, gamma=2.0, n_components=30, random_state=0, max_stages=1,
+                     tol=None).fit(X, y)
     chosen = clf.training_info_["eta0"][0]
     first = clf.training_info_["objective"][0][1]
     Phi = clf.transform(X)
     yb = np.where(y == 1, 1.0, -1.0)
     lam = 1 / (400 * 10)
     for eta in (chosen / 4, chosen * 4):
-        other = solve_assg(Phi, yb, 1.0, lam, eta, np.sqrt(2 / lam), 2.0, 400, 1, None,
-                           np.random.default_rng(0))
+        other = solve_assg(Phi, yb, np.ones(len(yb)), 1.0, lam, eta, np.sqrt(2 / lam), 2.0,
+                           400, 1, None, np.random.default_rng(0))
         assert other.objective[1] >= first * 0.9  # no much better step nearby
 
 
@@ -218,7 +240,6 @@ def test_pegasos_solver_and_no_intercept():
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(n_components=500), "n_components=500 is larger than n_samples=300"),
     (dict(C=0.0), "C"),
     (dict(C=-1.0), "C"),
     (dict(gamma=0.0), "gamma"),
@@ -226,12 +247,21 @@ def test_pegasos_solver_and_no_intercept():
     (dict(omega=1.0), "omega"),
     (dict(eta0=0.0), "eta0"),
     (dict(landmarks="kmeans"), "landmarks"),
-    (dict(kernel="sigmoid"), "kernel"),
+    (dict(kernel="cosine"), "kernel"),
+    (dict(C=np.inf), "C"),
+    (dict(coef0=np.nan), "coef0 must be finite"),
 ])
 def test_bad_parameters(params, message):
     X, y = _moons(300)
     with pytest.raises(ValueError, match=message):
         NystromSVC(**params).fit(X, y)
+
+
+def test_more_components_than_rows_are_clipped_with_a_warning():
+    X, y = _moons(300)
+    with pytest.warns(UserWarning, match="n_components=500 is larger than the 300 training rows"):
+        clf = NystromSVC(n_components=500, random_state=0).fit(X, y)
+    assert len(clf.component_indices_) == 300 and clf.score(X, y) > 0.9
 
 
 def test_bad_input():
@@ -257,7 +287,7 @@ def test_bad_input():
 
 def test_linear_kernel_on_all_zero_landmarks_is_a_clear_error():
     X, y = np.zeros((20, 3)), np.arange(20) % 2
-    with pytest.raises(ValueError, match="kernel matrix of the landmarks is zero"):
+    with pytest.raises(ValueError, match="landmarks has no positive eigenvalue"):
         NystromSVC(kernel="linear", n_components=4, random_state=0).fit(X, y)
 
 

@@ -29,14 +29,18 @@ v_i = u_i + s (b - b') and m_delta = ||w - w'|| max_list ||x_i||:
 
 * v_i - m_delta >= 1 + h: zero loss, and so is every later point;
 * v_i + m_delta <= 1 - h: linear loss, and so is every earlier point.  The
-  p points of the prefix contribute loss p - <w, Sum_p> - s b p and gradient
-  -Sum_p (-s p for b), where Sum_p = sum_{j < p} y_j x_j in sorted order.
+  p points of the prefix contribute loss W_p - <w, Sum_p> - s b W_p and
+  gradient -Sum_p (-s W_p for b), where Sum_p = sum_{j < p} c_j y_j x_j and
+  W_p = sum_{j < p} c_j in sorted order, c_j the sample weights (all 1
+  without weights: then W_p = p, the paper's count).
 
 Algorithm 2 walks forward and backward from ``Boundary`` (the first sorted
 position with u >= 1 at the last sort) and computes the margin of every point
-it passes until those exits.  ``Sum_p`` is either read from stored prefix sums
-(dense variant) or, for sparse data (Sec. 3), obtained from the one stored
-``Sum_Boundary`` by subtracting the points walked over.
+it passes until those exits.  ``Sum_p`` and ``W_p`` are either read from
+stored prefix sums (dense variant) or, for sparse data (Sec. 3), obtained
+from the stored ``Sum_Boundary`` and ``W_Boundary`` by subtracting the points
+walked over.  Weights change no decision of the walk, only the sums, so the
+weighted evaluation is as exact as the unweighted one.
 
 The re-sort rule (Sec. 3)
 -------------------------
@@ -52,7 +56,8 @@ import numpy as np
 from numba import njit
 
 from .._options import JIT_OPTIONS
-from .._packed import rbf_from_dots, row_axpy, row_dot, store_sv, sv_dots
+from .._packed import kernel_from_dot, kernel_from_dots, row_axpy, row_dot, store_sv, sv_dots
+from ..kernels import PRECOMPUTED
 
 # re-sort rule state indices
 R_PERIOD = 0          # SortPeriod, iterations
@@ -122,11 +127,11 @@ def huber(z, h):
 
 
 @njit(**JIT_OPTIONS)
-def full_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, margins, grad):
+def full_evaluation(X, data, indices, indptr, is_sparse, y, weight, w, b, h, margins, grad):
     """Plain evaluation over all points.
 
-    Writes margins[i] = y_i (<w, x_i> + b) and grad = sum_i l'(z_i) y_i x_i;
-    returns (sum_i l(z_i), sum_i l'(z_i) y_i).
+    Writes margins[i] = y_i (<w, x_i> + b) and grad = sum_i c_i l'(z_i) y_i x_i;
+    returns (sum_i c_i l(z_i), sum_i c_i l'(z_i) y_i), c = ``weight``.
     """
     grad[:] = 0.0
     loss = 0.0
@@ -135,55 +140,64 @@ def full_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, margins, gr
         z = y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w) + b)
         margins[i] = z
         value, slope = huber(z, h)
-        loss += value
+        loss += weight[i] * value
         if slope != 0.0:
-            row_axpy(X, data, indices, indptr, is_sparse, i, slope * y[i], grad)
-            grad_b += slope * y[i]
+            g = weight[i] * slope * y[i]
+            row_axpy(X, data, indices, indptr, is_sparse, i, g, grad)
+            grad_b += g
     return loss, grad_b
 
 
 @njit(**JIT_OPTIONS)
-def sorted_sums(X, data, indices, indptr, is_sparse, y, list_start, boundary, prefix,
-                boundary_sum):
-    """Sums of y_j x_j in sorted order, per list, for X and y stored in sorted order.
+def sorted_sums(X, data, indices, indptr, is_sparse, y, weight, list_start, boundary, prefix,
+                prefix_weight, boundary_sum, boundary_weight):
+    """Sums of c_j y_j x_j and of c_j in sorted order, per list, for X, y and the
+    weights c stored in sorted order.
 
-    With ``prefix`` of shape (n, d): prefix[k] = sum of the list's points at
-    sorted positions <= k (inclusive prefix sums, Alg. 1 line 5).  With an
-    empty ``prefix``: boundary_sum[L] = Sum_Boundary of list L only (Sec. 3).
+    With ``prefix`` of shape (n, d): prefix[k] and prefix_weight[k] sum the
+    list's points at sorted positions <= k (inclusive prefix sums, Alg. 1
+    line 5).  With an empty ``prefix``: boundary_sum[L] and
+    boundary_weight[L] = Sum_Boundary and W_Boundary of list L only (Sec. 3).
     """
     full = prefix.shape[0] > 0
     boundary_sum[:, :] = 0.0
+    boundary_weight[:] = 0.0
     for L in range(2):
         start = list_start[L]
         stop = list_start[L + 1] if full else start + boundary[L]
         acc = boundary_sum[L]
         for k in range(start, stop):
-            row_axpy(X, data, indices, indptr, is_sparse, k, y[k], acc)
+            row_axpy(X, data, indices, indptr, is_sparse, k, weight[k] * y[k], acc)
+            boundary_weight[L] += weight[k]
             if full:
                 prefix[k, :] = acc
+                prefix_weight[k] = boundary_weight[L]
         if full:
             acc[:] = 0.0
+            boundary_weight[L] = 0.0
 
 
 @njit(**JIT_OPTIONS)
-def _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, i, grad):
-    """Margin, loss and gradient contribution of one examined point; returns (loss, l' y)."""
+def _walk_point(X, data, indices, indptr, is_sparse, y, weight, w, b, h, i, grad):
+    """Margin, loss and gradient contribution of one examined point; returns (c l, c l' y)."""
     z = y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w) + b)
     value, slope = huber(z, h)
+    g = weight[i] * slope * y[i]
     if slope != 0.0:
-        row_axpy(X, data, indices, indptr, is_sparse, i, slope * y[i], grad)
-    return value, slope * y[i]
+        row_axpy(X, data, indices, indptr, is_sparse, i, g, grad)
+    return weight[i] * value, g
 
 
 @njit(**JIT_OPTIONS)
-def bounded_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, u, list_start, boundary,
-                       radius, prefix, boundary_sum, b_ref, w_dist, grad, walked):
+def bounded_evaluation(X, data, indices, indptr, is_sparse, y, weight, w, b, h, u, list_start,
+                       boundary, radius, prefix, prefix_weight, boundary_sum, boundary_weight,
+                       b_ref, w_dist, grad, walked):
     """Algorithm 2 for the Huber loss with an offset: the same loss and gradient as
     :func:`full_evaluation`, computing margins only where the bounds do not decide.
 
-    X, y and the stored margins u hold the two lists in sorted order (positive
-    labels at ``list_start[0]:list_start[1]``, negative after), so the walks
-    read consecutive rows; ``boundary[L]``: first sorted
+    X, y, the weights and the stored margins u hold the two lists in sorted
+    order (positive labels at ``list_start[0]:list_start[1]``, negative
+    after), so the walks read consecutive rows; ``boundary[L]``: first sorted
     position with u >= 1 within list L; ``radius[L]``: max ||x_i|| over the
     list; ``w_dist`` = ||w - w'||; ``walked``: scratch of length d.
     Returns (sum of losses, sum of l' y, number of margins computed).
@@ -203,33 +217,39 @@ def bounded_evaluation(X, data, indices, indptr, is_sparse, y, w, b, h, u, list_
         for k in range(start + boundary[L], start + size):
             if u[k] + shift - m_delta >= 1.0 + h:
                 break
-            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, k, grad)
+            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, weight, w, b, h,
+                                       k, grad)
             loss += value
             grad_b += slope
             examined += 1
         # backward: stop where the rest is in the linear piece (lines 14-23)
         if not full:
             walked[:] = 0.0
+        walked_weight = 0.0
         n_linear = 0
         for k in range(start + boundary[L] - 1, start - 1, -1):
             if u[k] + shift + m_delta <= 1.0 - h:
                 n_linear = k - start + 1
                 break
-            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, w, b, h, k, grad)
+            value, slope = _walk_point(X, data, indices, indptr, is_sparse, y, weight, w, b, h,
+                                       k, grad)
             loss += value
             grad_b += slope
             examined += 1
             if not full:
-                row_axpy(X, data, indices, indptr, is_sparse, k, y[k], walked)
+                row_axpy(X, data, indices, indptr, is_sparse, k, weight[k] * y[k], walked)
+                walked_weight += weight[k]
         if n_linear > 0:
-            # Sum over the linear prefix: stored, or Sum_Boundary minus the points walked over
+            # Sums over the linear prefix: stored, or the boundary's minus the points walked over
+            last = start + n_linear - 1
+            weight_sum = prefix_weight[last] if full else boundary_weight[L] - walked_weight
             dot = 0.0
             for f in range(grad.shape[0]):
-                s = prefix[start + n_linear - 1, f] if full else boundary_sum[L, f] - walked[f]
+                s = prefix[last, f] if full else boundary_sum[L, f] - walked[f]
                 dot += w[f] * s
                 grad[f] -= s
-            loss += n_linear - dot - sign * b * n_linear
-            grad_b -= sign * n_linear
+            loss += weight_sum - dot - sign * b * weight_sum
+            grad_b -= sign * weight_sum
     return loss, grad_b, examined
 
 
@@ -241,15 +261,17 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 
 @njit(**JIT_OPTIONS)
-def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, lam, bias_feature,
-                  use_bounds, scaled, rule, u, w_ref, w, update, counters):
+def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches, t0, lam,
+                  bias_feature, use_bounds, scaled, rule, u, w_ref, w, update, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
 
         A+ = {i in A_t : y_i <w_t, x_i> < 1},
-        w <- (1 - 1/t) w + 1/(lambda t k) sum_{i in A+} y_i x_i,
-        w <- min(1, 1 / (sqrt(lambda) ||w||)) w.
+        w <- (1 - 1/t) w + 1/(lambda t k) sum_{i in A+} c_i y_i x_i,
+        w <- min(1, 1 / (sqrt(lambda) ||w||)) w,
+
+    with the step weights c_i = ``weight`` (1 without sample weights).
 
     ``w`` has n_features + 1 entries; the last multiplies ``bias_feature``
     (1.0 for a regularised offset, 0.0 for none).  With ``use_bounds`` the
@@ -314,8 +336,8 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, batches, t0, la
                 examined += 1
                 violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
             if violates:
-                row_axpy(X, data, indices, indptr, is_sparse, i, y[i], update)
-                update[w.shape[0] - 1] += y[i] * bias_feature
+                row_axpy(X, data, indices, indptr, is_sparse, i, weight[i] * y[i], update)
+                update[w.shape[0] - 1] += weight[i] * y[i] * bias_feature
         counters[PC_EXAMINED] += examined
         if use_bounds:
             record_pruned(rule, k - examined)
@@ -342,11 +364,26 @@ DIST_SLACK = 1e-9
 
 
 @njit(**JIT_OPTIONS)
-def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma, bias2, svt, sv_sq,
-                   coef, n_sv, scale, dots, kvals, bits):
-    """y_i f(x_i), f(x) = scale sum_s coef_s (k(sv_s, x) + bias2), k the RBF kernel."""
-    sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
-    rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
+def _kernel_value(X, data, indices, indptr, is_sparse, sq_norms, i, j, code, gamma, degree, coef0,
+                  svt, sv_sq, slot):
+    """k(x_i, x_j) for support vector x_j stored in column ``slot`` of ``svt`` (looked up
+    as X[i, j] for a kernel matrix)."""
+    if code == PRECOMPUTED:
+        return X[i, j]
+    dot = row_dot(X, data, indices, indptr, is_sparse, i, svt[:, slot])
+    return kernel_from_dot(code, dot, sq_norms[i], sv_sq[slot], gamma, degree, coef0)
+
+
+@njit(**JIT_OPTIONS)
+def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, gamma, degree,
+                   coef0, bias2, svt, sv_sq, sv_row, coef, n_sv, scale, dots, kvals, bits):
+    """y_i f(x_i), f(x) = scale sum_s coef_s (k(sv_s, x) + bias2)."""
+    if code == PRECOMPUTED:
+        for s in range(n_sv):
+            kvals[s] = X[i, sv_row[s]]
+    else:
+        sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+        kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv, kvals, bits)
     f = 0.0
     for s in range(n_sv):
         f += coef[s] * (kvals[s] + bias2)
@@ -354,18 +391,19 @@ def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma, b
 
 
 @njit(**JIT_OPTIONS)
-def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batches, t0, lam, gamma,
-                         bias2, use_bounds, scaled, rule, u, svt, sv_sq, coef, slot_of, n_sv,
-                         state, counters):
+def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight, batches,
+                         t0, lam, code, gamma, degree, coef0, bias2, use_bounds, scaled, rule, u,
+                         svt, sv_sq, sv_row, coef, slot_of, n_sv, state, counters):
     """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
 
     The same iteration as :func:`pegasos_steps` in the feature space of the
-    kernel k'(x, z) = exp(-gamma ||x - z||^2) + bias2 (bias2 = 1: a
-    regularised offset as a constant feature), with
+    kernel k'(x, z) = k(x, z) + bias2 (``code`` a kernel of
+    :mod:`fastsvm.kernels`, or PRECOMPUTED with X the kernel matrix; bias2 =
+    1: a regularised offset as a constant feature), with
     w = scale * sum_s coef_s phi(sv_s) over the support vectors (training
-    points stored as the columns of ``svt``; ``slot_of[i]`` is point i's
-    column or -1).  The shrink 1 - 1/t and the projection only change
-    ``scale``.
+    points stored as the columns of ``svt``, row ``sv_row[s]``;
+    ``slot_of[i]`` is point i's column or -1).  The shrink 1 - 1/t and the
+    projection only change ``scale``; ``weight`` holds the step weights c_i.
 
     ||w||^2, <w, w_ref> and ||w_ref||^2 (the terms of eq. 6, expanded) are
     updated per iteration from the margins of the violators, their stored
@@ -373,30 +411,32 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batch
     O(|A+| (n_sv + |A+|)) instead of eq. (6)'s O(n_sv^2).  As the paper
     notes, for kernels only the points certain to have zero loss can be
     skipped: a violator's own margin is needed for ||w||^2.  A point is
-    skipped when a u_i - ||w - a w_ref|| sqrt(1 + bias2) > 1, with a = 1 (the
+    skipped when a u_i - ||w - a w_ref|| ||phi'(x_i)|| > 1, with
+    ``norms[i]`` = ||phi'(x_i)|| = sqrt(k(x_i, x_i) + bias2) and a = 1 (the
     paper) or, with ``scaled``, a = <w, w_ref> / ||w_ref||^2 (see
-    :func:`pegasos_steps`).
+    :func:`pegasos_steps`).  This Cauchy-Schwarz bound needs a positive
+    semi-definite kernel (the estimator refuses 'sigmoid' with bounds).
     """
     n = u.shape[0]
     k = batches.shape[1]
-    cap = svt.shape[1]
+    cap = coef.shape[0]
     dots = np.empty(cap)
     kvals = np.empty(cap)
     bits = np.empty(cap, dtype=np.int64)
     violators = np.empty(k, dtype=np.int64)
-    phi_norm = np.sqrt(1.0 + bias2)
     for it in range(batches.shape[0]):
         t = t0 + it + 1
         scale = state[KS_SCALE]
         bounded = use_bounds
-        reach = 0.0
+        dist = 0.0
+        reach0 = 0.0
         a = 1.0
         if use_bounds:
             if resort_due(rule, t, k):
                 for i in range(n):
                     u[i] = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i,
-                                          gamma, bias2, svt, sv_sq, coef, n_sv, scale, dots,
-                                          kvals, bits)
+                                          code, gamma, degree, coef0, bias2, svt, sv_sq, sv_row,
+                                          coef, n_sv, scale, dots, kvals, bits)
                 state[KS_REF_NORM2] = state[KS_NORM2]
                 state[KS_CROSS] = state[KS_NORM2]
                 record_resort(rule, t)
@@ -408,54 +448,57 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, y, batch
                 a = cross / nr2 if scaled and nr2 > 0.0 else 1.0
                 d2 = (max(nw2 - 2.0 * a * cross + a * a * nr2, 0.0)
                       + DIST_SLACK * (nw2 + a * a * nr2))
-                reach = np.sqrt(d2) * phi_norm + HINGE_SLACK * (
-                    1.0 + (abs(a) * np.sqrt(nr2) + np.sqrt(d2)) * phi_norm)
+                dist = np.sqrt(d2)
+                reach0 = abs(a) * np.sqrt(nr2) + dist
         n_viol = 0
         examined = 0
         margin_sum = 0.0
         stored_sum = 0.0
         for j in range(k):
             i = batches[it, j]
-            if bounded and a * u[i] - reach > 1.0:
+            if bounded and a * u[i] - (dist * norms[i]
+                                       + HINGE_SLACK * (1.0 + reach0 * norms[i])) > 1.0:
                 continue
             examined += 1
-            m = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, gamma, bias2,
-                               svt, sv_sq, coef, n_sv, scale, dots, kvals, bits)
+            m = _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, gamma,
+                               degree, coef0, bias2, svt, sv_sq, sv_row, coef, n_sv, scale, dots,
+                               kvals, bits)
             if m < 1.0:
                 violators[n_viol] = i
                 n_viol += 1
-                margin_sum += m
-                stored_sum += u[i]
+                margin_sum += weight[i] * m
+                stored_sum += weight[i] * u[i]
         counters[PC_EXAMINED] += examined
         if use_bounds:
             record_pruned(rule, k - examined)
-        # w <- (1 - 1/t) w + c sum_{A+} y_i phi(x_i), c = 1 / (lambda t k)
+        # w <- (1 - 1/t) w + c sum_{A+} c_i y_i phi(x_i), c = 1 / (lambda t k)
         shrink = 1.0 - 1.0 / t
         c = 1.0 / (lam * t * k)
         if t > 1:
             scale *= shrink
         else:
             scale = 1.0                 # w_1 = 0: no coefficient yet
-        quad = 0.0                      # ||sum_{A+} y_i phi(x_i)||^2
-        for a in range(n_viol):
-            i = violators[a]
+        quad = 0.0                      # ||sum_{A+} c_i y_i phi(x_i)||^2
+        for v in range(n_viol):
+            i = violators[v]
             slot = slot_of[i]
             if slot < 0:
                 slot = n_sv
                 slot_of[i] = slot
-                store_sv(X, data, indices, indptr, is_sparse, i, svt, slot)
+                sv_row[slot] = i
+                if code != PRECOMPUTED:
+                    store_sv(X, data, indices, indptr, is_sparse, i, svt, slot)
                 sv_sq[slot] = sq_norms[i]
                 coef[slot] = 0.0
                 n_sv += 1
-            coef[slot] += y[i] * c / scale
-        for a in range(n_viol):
-            ia = violators[a]
+            coef[slot] += weight[i] * y[i] * c / scale
+        for v in range(n_viol):
+            ia = violators[v]
             for b in range(n_viol):
                 ib = violators[b]
-                sb = slot_of[ib]
-                dot = row_dot(X, data, indices, indptr, is_sparse, ia, svt[:, sb])
-                kab = np.exp(-gamma * max(sq_norms[ia] + sv_sq[sb] - 2.0 * dot, 0.0)) + bias2
-                quad += y[ia] * y[ib] * kab
+                kab = _kernel_value(X, data, indices, indptr, is_sparse, sq_norms, ia, ib, code,
+                                    gamma, degree, coef0, svt, sv_sq, slot_of[ib]) + bias2
+                quad += weight[ia] * weight[ib] * y[ia] * y[ib] * kab
         norm2 = shrink * shrink * state[KS_NORM2] + 2.0 * shrink * c * margin_sum + c * c * quad
         cross = shrink * state[KS_CROSS] + c * stored_sum
         if norm2 * lam > 1.0:

@@ -6,21 +6,12 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
 
 from .._packed import PackedData
-from .._validation import check_csr_format
-from ..kernels import rbf_expansion, resolve_gamma
-from ..multiclass import binary_targets, labels_from_decision
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, random_seeds
 from . import _kernels as K
 from .solver import solve_huber_gd, solve_kernel_pegasos, solve_pegasos
 
@@ -30,74 +21,39 @@ DEFAULT_PEGASOS_EPOCHS = 20
 MIN_PEGASOS_ITER = 1000
 
 
-class _LinearOneVsRest(ClassifierMixin, BaseEstimator):
-    """Validation, one-vs-rest fan-out and the linear decision function of both estimators."""
-
-    def _prepare(self, X, y):
-        """Validate (X, y), set ``classes_``; return X, its packed form and the +-1 targets."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C")
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; got 1 "
-                             f"class: {self.classes_[0]!r}")
-        X = check_csr_format(X)
-        return X, PackedData.from_matrix(X), binary_targets(y_enc, len(self.classes_))
-
-    def _solve_all(self, solve_one, targets, total, unit):
-        """Run ``solve_one(y_bin, index, bar)`` for every binary problem, in threads."""
-        with tqdm(total=total * len(targets), disable=not self.verbose, unit=unit,
-                  unit_scale=True, desc=type(self).__name__, leave=False) as bar:
-            # the compiled kernels release the GIL, so threads solve the binary problems in parallel
-            return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(solve_one)(y_bin, index, bar) for index, y_bin in enumerate(targets))
-
-    def decision_function(self, X):
-        """Decision values <w, x> + b of each binary model.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes).
-        """
-        X = self._validate_for_predict(X)
-        decision = np.asarray(safe_sparse_dot(X, self.coef_.T), dtype=np.float64) + self.intercept_
-        return decision[:, 0] if decision.shape[1] == 1 else decision
-
-    def _validate_for_predict(self, X):
-        check_is_fitted(self, "intercept_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        return check_csr_format(X)
-
-    def predict(self, X):
-        """Predicted class labels."""
-        return labels_from_decision(self.decision_function(X), self.classes_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+def _linear_decision(X, coef):
+    """<w, x> of each model, shape (n_samples, n_models)."""
+    return np.asarray(safe_sparse_dot(X, coef.T), dtype=np.float64)
 
 
-class HuberSVC(_LinearOneVsRest):
+class HuberSVC(BaseSVC):
     r"""Linear SVM with a Huber-smoothed hinge, trained by gradient descent that skips
     margin computations with bounds on the change in the margin.
 
     Guillory & Bilmes, "Practical Methods for Exploiting Bounds on Change in
-    the Margin", Sec. 4.2.  Objective (the paper's eq. 1, averaged):
+    the Margin", Sec. 4.2.  Objective (the paper's eq. 1, averaged), with
+    sample weights s_i (class weight times sample weight, 1 by default) and
+    S = sum_i s_i:
 
     .. math::
 
-        \min_{w, b} \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_{i=1}^n
-        l_h(y_i(\langle w, x_i\rangle + b)), \qquad \lambda = \frac{1}{nC},
+        \min_{w, b} \frac{\lambda}{2}\|w\|^2 + \frac{1}{S}\sum_{i=1}^n
+        s_i\, l_h(y_i(\langle w, x_i\rangle + b)), \qquad \lambda = \frac{1}{SC},
 
     with the Huber loss of eq. (5): :math:`l_h(z) = 1 - z` for
     :math:`z \le 1 - h`, :math:`(1 + h - z)^2 / (4h)` for :math:`|z - 1| < h`,
-    0 for :math:`z \ge 1 + h`.  Multiplied by nC this is the SVM objective
-    :math:`\frac12\|w\|^2 + C\sum_i l_h` with an unregularised offset; as
-    h -> 0 it becomes the hinge-loss SVM.
+    0 for :math:`z \ge 1 + h`.  Multiplied by SC this is the SVM objective
+    :math:`\frac12\|w\|^2 + C\sum_i s_i l_h` with an unregularised offset; as
+    h -> 0 it becomes the hinge-loss SVM.  The weights enter the loss terms
+    (and the prefix sums of Algorithm 2) exactly, so a weight of 2 gives the
+    model of the row appearing twice, to rounding.
+
+    The method is primal gradient descent on a linear model: ``kernel`` is
+    'linear' only.  In a kernel's feature space every gradient step changes
+    all n coefficients, so both the margins and ||w - w'|| cost n^2 kernel
+    values per iteration and the bounds cannot save anything; use
+    ``PegasosSVC(kernel=...)`` (the paper's kernel extension) or
+    ``NystromSVC`` there.
 
     Gradient descent from w = 0, b = 0 with the paper's step rule: the step
     starts at ``eta0`` and is halved whenever the objective rose; training
@@ -126,7 +82,9 @@ class HuberSVC(_LinearOneVsRest):
     Parameters
     ----------
     C : float, default=1.0
-        Regularisation, lambda = 1 / (n_samples * C).
+        Regularisation, lambda = 1 / (S C), S the sum of the sample weights.
+    kernel : {'linear'}, default='linear'
+        The only kernel of the method (see above).
     h : float, default=0.01
         Half-width of the Huber loss's quadratic piece (the paper's h).
     tol : float, default=1e-5
@@ -138,6 +96,9 @@ class HuberSVC(_LinearOneVsRest):
         First step size.
     fit_intercept : bool, default=True
         Fit the (unregularised) offset b; False keeps b = 0.
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class, multiplying its samples' C as in SVC;
+        'balanced' is n_samples / (n_classes * bincount(y)).
     margin_bounds : bool, default=True
         Skip margin computations with the bounds (same model, less work).
     n_jobs : int or None, default=None
@@ -174,56 +135,49 @@ class HuberSVC(_LinearOneVsRest):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": KERNEL_CONSTRAINTS["kernel"],
         "h": [Interval(Real, 0, 1, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "margin_bounds": ["boolean"],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
+        **COMMON_CONSTRAINTS,
     }
+    _kernels = ("linear",)
+    _kernel_reason = ("HuberSVC is gradient descent on a linear model; in a kernel's feature "
+                      "space each step would cost n^2 kernel values and the margin bounds could "
+                      "not spare any: use PegasosSVC(kernel=...) or NystromSVC(kernel=...)")
 
-    def __init__(self, C=1.0, h=0.01, tol=1e-5, max_iter=20000, eta0=100.0, fit_intercept=True,
-                 margin_bounds=True, n_jobs=None, verbose=0):
+    def __init__(self, C=1.0, kernel="linear", h=0.01, tol=1e-5, max_iter=20000, eta0=100.0,
+                 fit_intercept=True, class_weight=None, margin_bounds=True, n_jobs=None,
+                 verbose=0):
         self.C = C
+        self.kernel = kernel
         self.h = h
         self.tol = tol
         self.max_iter = max_iter
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.margin_bounds = margin_bounds
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit by gradient descent.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
+    def _fit(self, problem):
+        """Gradient descent on each binary problem."""
         started = time.perf_counter()
-        _, packed, targets = self._prepare(X, y)
-        n = packed.n_samples
-        lam = 1.0 / (n * self.C)
+        packed = PackedData.from_matrix(problem.X)
+        n = problem.n_samples
+        lam = problem.lam(self.C)
 
-        def solve_one(y_bin, index, bar):
-            return solve_huber_gd(packed, y_bin, lam, self.h, self.fit_intercept, self.eta0,
-                                  self.tol, self.max_iter, self.margin_bounds, bar)
+        def solve_one(y_bin, bar):
+            return solve_huber_gd(packed, y_bin, problem.weights, lam, self.h, self.fit_intercept,
+                                  self.eta0, self.tol, self.max_iter, self.margin_bounds, bar)
 
-        results = self._solve_all(solve_one, targets, self.max_iter, "it")
-        self.coef_ = np.array([r.w for r in results])
-        self.intercept_ = np.array([r.b for r in results])
-        self.n_iter_ = np.array([r.n_iter for r in results])
-        self.n_examined_ = [np.array(r.examined, dtype=np.int64) for r in results]
-        self.training_info_ = {
+        results = self._fan_out(solve_one, problem.targets, self.max_iter * problem.n_models,
+                                "it")
+        info = {
             "objective": [r.objective for r in results],
             "converged": [r.converged for r in results],
             "n_sorts": [r.n_sorts for r in results],
@@ -234,31 +188,44 @@ class HuberSVC(_LinearOneVsRest):
         if not all(r.converged for r in results):
             warnings.warn(f"HuberSVC did not reach tol={self.tol} within max_iter={self.max_iter} "
                           "iterations; increase max_iter or tol", ConvergenceWarning)
+        n_iter = np.array([r.n_iter for r in results])
         if self.verbose:
-            info = self.training_info_
-            print(f"HuberSVC: {self.n_iter_.max()} iterations, objective "
+            print(f"HuberSVC: {n_iter.max()} iterations, objective "
                   f"{results[0].objective[-1]:.6g}, margins computed "
                   f"{100 * np.mean(info['examined_fraction']):.1f} % of n per iteration, "
                   f"{info['time_fit_s']:.2f} s")
-        return self
+        return {
+            "classes_": problem.classes, "coef_": np.array([r.w for r in results]),
+            "intercept_": np.array([r.b for r in results]), "n_iter_": n_iter,
+            "n_examined_": [np.array(r.examined, dtype=np.int64) for r in results],
+            "training_info_": info,
+        }
+
+    def _decision(self, X):
+        return _linear_decision(X, self.coef_)
 
 
-class PegasosSVC(_LinearOneVsRest):
-    r"""SVM trained by mini-batch Pegasos, linear or with the RBF kernel, skipping margin
+class PegasosSVC(BaseSVC):
+    r"""SVM trained by mini-batch Pegasos, linear or with a kernel, skipping margin
     computations with sampled bounds on the change in the margin.
 
-    Pegasos (Shalev-Shwartz, Singer & Srebro 2007) minimises
+    Pegasos (Shalev-Shwartz, Singer & Srebro 2007) minimises, with sample
+    weights s_i (class weight times sample weight, 1 by default) and
+    S = sum_i s_i,
 
     .. math::
 
-        \frac{\lambda}{2}(\|w\|^2 + b^2) + \frac{1}{n}\sum_{i=1}^n
-        \max(0, 1 - y_i(\langle w, x_i\rangle + b)), \qquad \lambda = \frac{1}{nC},
+        \frac{\lambda}{2}(\|w\|^2 + b^2) + \frac{1}{S}\sum_{i=1}^n
+        s_i \max(0, 1 - y_i(\langle w, x_i\rangle + b)), \qquad \lambda = \frac{1}{SC},
 
     (the offset regularised as a constant feature 1, as LIBLINEAR does): at
     iteration t it draws ``batch_size`` points with replacement, takes the
     step 1/(lambda t) on the subgradient of those that violate the margin and
     projects onto the ball of radius 1/sqrt(lambda).  The last iterate is the
-    model.
+    model.  A weight scales the point's part of the subgradient by
+    c_i = s_i n / S (points are still drawn uniformly, see
+    :mod:`fastsvm.base`); the bounds decide which points violate the
+    margin, which weights do not change, so they stay exact.
 
     With ``margin_bounds=True`` (Guillory & Bilmes, Algorithm 3) the margins
     of all points are stored for a reference model w' and refreshed by the
@@ -268,7 +235,8 @@ class PegasosSVC(_LinearOneVsRest):
     the same as with ``margin_bounds=False``.  See
     :func:`fastsvm.bounds._kernels.pegasos_steps`.
 
-    With ``kernel='rbf'`` the same iteration runs in the kernel's feature
+    With any other kernel ('rbf', 'poly', 'sigmoid', 'precomputed' or a
+    callable, as in SVC) the same iteration runs in the kernel's feature
     space (kernel Pegasos; the offset is the constant feature, i.e. the
     kernel plus 1), w = sum_s alpha_s phi(x_s) over the points that ever
     violated the margin, and ||w - w'|| is eq. (6) of the paper, kept up to
@@ -280,7 +248,10 @@ class PegasosSVC(_LinearOneVsRest):
     costs when the support vectors are a large share of the data (noisy
     sets, small C), since every margin costs n_sv kernel values anyway.
     Each margin costs O(n_sv d): for large data sets use
-    :class:`fastsvm.BudgetSVC`.
+    :class:`fastsvm.BudgetSVC`.  The bound is Cauchy-Schwarz in the feature
+    space, which an indefinite kernel lacks: 'sigmoid' needs
+    ``margin_bounds=False``.  A callable is evaluated once into the n x n
+    kernel matrix, as SVC does.
 
     Multi-class problems are split one-vs-rest.  The last iterate is the
     model; with small lambda (large C) it is noisy (a9a, C = 1: 78 to 85 %
@@ -289,10 +260,15 @@ class PegasosSVC(_LinearOneVsRest):
     Parameters
     ----------
     C : float, default=1.0
-        Regularisation, lambda = 1 / (n_samples * C).
-    kernel : {'linear', 'rbf'}, default='linear'
+        Regularisation, lambda = 1 / (S C), S the sum of the sample weights.
+    kernel : {'linear', 'rbf', 'poly', 'sigmoid', 'precomputed'} or callable, default='linear'
+        'linear' trains w itself; the others run kernel Pegasos.
     gamma : float or 'scale', default='scale'
-        RBF width; 'scale' is 1 / (n_features * X.var()), as in SVC.
+        Kernel width; 'scale' is 1 / (n_features * X.var()), as in SVC.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    coef0 : float, default=0.0
+        Constant of the 'poly' and 'sigmoid' kernels.
     batch_size : int, default=100
         Points per iteration (the paper's k).
     max_iter : int or None, default=None
@@ -300,6 +276,9 @@ class PegasosSVC(_LinearOneVsRest):
         about 20 passes over the data.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset).
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class, multiplying its samples' C as in SVC;
+        'balanced' is n_samples / (n_classes * bincount(y)).
     margin_bounds : bool, default=True
         Skip margin computations with the bounds (same model, less work).
     n_jobs : int or None, default=None
@@ -317,14 +296,16 @@ class PegasosSVC(_LinearOneVsRest):
     coef_ : ndarray of shape (n_models, n_features_in_)
         Linear kernel only.
     intercept_ : ndarray of shape (n_models,)
-    gamma_ : float
-        RBF kernel only: the numeric gamma used.
+    gamma_ : float or None
+        Kernels only: the numeric gamma used (None for kernels without one).
     support_ : ndarray of shape (n_SV,)
-        RBF kernel only: training indices of the support vectors of all models.
+        Kernels only: training indices of the support vectors of all models.
     support_vectors_ : ndarray of shape (n_SV, n_features_in_)
-        RBF kernel only.
+        Kernels only (the rows as given for a callable, empty for 'precomputed').
     dual_coef_ : ndarray of shape (n_models, n_SV)
-        RBF kernel only: f(x) = sum_s dual_coef_[m, s] k(support_vectors_[s], x) + intercept_[m].
+        Kernels only: f(x) = sum_s dual_coef_[m, s] k(support_vectors_[s], x) + intercept_[m].
+    n_support_ : ndarray of shape (n_models,)
+        Kernels only: support vectors of each binary model.
     n_iter_ : ndarray of shape (n_models,)
         Iterations T run per binary model.
     training_info_ : dict
@@ -345,84 +326,82 @@ class PegasosSVC(_LinearOneVsRest):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions({"linear", "rbf"})],
-        "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
+        **KERNEL_CONSTRAINTS,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "margin_bounds": ["boolean"],
-        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, kernel="linear", gamma="scale", batch_size=100, max_iter=None,
-                 fit_intercept=True, margin_bounds=True, n_jobs=None, random_state=None, verbose=0):
+    def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, batch_size=100,
+                 max_iter=None, fit_intercept=True, class_weight=None, margin_bounds=True,
+                 n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.margin_bounds = margin_bounds
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit by mini-batch Pegasos.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
+    def _fit(self, problem):
+        """Mini-batch Pegasos (linear or kernel) on each binary problem."""
         started = time.perf_counter()
-        X, packed, targets = self._prepare(X, y)
-        n = packed.n_samples
-        lam = 1.0 / (n * self.C)
+        kernel = problem.kernel
+        linear = kernel.name == "linear"
+        if not linear and not kernel.psd and self.margin_bounds:
+            raise ValueError(f"kernel={self.kernel!r} is not positive semi-definite, so it has no "
+                             "feature space in which the margin bounds (Cauchy-Schwarz) hold; "
+                             "use margin_bounds=False")
+        n = problem.n_samples
+        lam = problem.lam(self.C)
         k = self.batch_size
         n_iter = (max(MIN_PEGASOS_ITER, -(-DEFAULT_PEGASOS_EPOCHS * n // k))
                   if self.max_iter is None else self.max_iter)
         bias_feature = 1.0 if self.fit_intercept else 0.0
-        seeds = check_random_state(self.random_state).randint(np.iinfo(np.int32).max,
-                                                              size=len(targets))
-
-        if self.kernel == "rbf":
-            self.gamma_ = resolve_gamma(self.gamma, X)
-
-        def solve_one(y_bin, index, bar):
-            rng = np.random.default_rng(seeds[index])
-            if self.kernel == "rbf":
-                return solve_kernel_pegasos(packed, y_bin, lam, self.gamma_, k, n_iter,
-                                            bias_feature ** 2, self.margin_bounds, rng, bar)
-            return solve_pegasos(packed, y_bin, lam, k, n_iter, bias_feature, self.margin_bounds,
-                                 rng, bar)
-
-        results = self._solve_all(solve_one, targets, n_iter, "it")
-        for stale in (("coef_",) if self.kernel == "rbf"
-                      else ("gamma_", "support_", "support_vectors_", "dual_coef_")):
-            self.__dict__.pop(stale, None)          # from an earlier fit with the other kernel
-        if self.kernel == "rbf":
-            self.support_ = np.unique(np.concatenate([r.support for r in results]))
-            self.support_vectors_ = (X[self.support_].toarray() if sp.issparse(X)
-                                     else np.array(X[self.support_], dtype=np.float64))
-            self.dual_coef_ = np.zeros((len(results), len(self.support_)))
-            for m, r in enumerate(results):
-                self.dual_coef_[m, np.searchsorted(self.support_, r.support)] = r.dual
-            self.intercept_ = bias_feature ** 2 * self.dual_coef_.sum(axis=1)
+        weight = problem.step_weights
+        seeds = random_seeds(self.random_state, problem.n_models)
+        if linear:
+            packed = PackedData.from_matrix(problem.X)
         else:
+            packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
+            diagonal = problem.diagonal(np.arange(n))
+
+        def solve_one(item, bar):
+            y_bin, seed = item
+            rng = np.random.default_rng(seed)
+            if linear:
+                return solve_pegasos(packed, y_bin, weight, lam, k, n_iter, bias_feature,
+                                     self.margin_bounds, rng, bar)
+            return solve_kernel_pegasos(packed, y_bin, weight, lam, kernel, diagonal, k, n_iter,
+                                        bias_feature ** 2, self.margin_bounds, rng, bar)
+
+        results = self._fan_out(solve_one, zip(problem.targets, seeds), n_iter * problem.n_models,
+                                "it")
+        fitted = {"classes_": problem.classes}
+        if linear:
             W = np.array([r.w for r in results])
-            self.coef_ = W[:, :-1]
-            self.intercept_ = W[:, -1] * bias_feature
-        self.n_iter_ = np.array([r.n_iter for r in results])
+            fitted.update(coef_=W[:, :-1], intercept_=W[:, -1] * bias_feature)
+        else:
+            support = np.unique(np.concatenate([r.support for r in results]))
+            dual_coef = np.zeros((len(results), len(support)))
+            for m, r in enumerate(results):
+                dual_coef[m, np.searchsorted(support, r.support)] = r.dual
+            fitted.update(gamma_=kernel.gamma, support_=problem.rows[support],
+                          support_vectors_=problem.support_vectors(support),
+                          dual_coef_=dual_coef, intercept_=bias_feature ** 2 * dual_coef.sum(axis=1),
+                          n_support_=np.array([len(r.support) for r in results]))
         counters = [r.counters for r in results]
-        self.training_info_ = {
+        fitted["n_iter_"] = np.array([r.n_iter for r in results])
+        fitted["training_info_"] = {
             "margins_computed": [int(c[K.PC_EXAMINED]) for c in counters],
             "margins_refreshed": [int(c[K.PC_REFRESHED]) for c in counters],
             "n_refreshes": [int(c[K.PC_REFRESHES]) for c in counters],
@@ -431,22 +410,13 @@ class PegasosSVC(_LinearOneVsRest):
             "time_fit_s": time.perf_counter() - started,
         }
         if self.verbose:
+            info = fitted["training_info_"]
             print(f"PegasosSVC: {n_iter} iterations of {k}, margins computed "
-                  f"{100 * np.mean(self.training_info_['examined_fraction']):.1f} % of drawn "
-                  f"points, {self.training_info_['time_fit_s']:.2f} s")
-        return self
+                  f"{100 * np.mean(info['examined_fraction']):.1f} % of drawn points, "
+                  f"{info['time_fit_s']:.2f} s")
+        return fitted
 
-    def decision_function(self, X):
-        """Decision values of each binary model.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes).
-        """
-        if self.kernel == "linear":
-            return super().decision_function(X)
-        X = self._validate_for_predict(X)
-        decision = rbf_expansion(X, self.support_vectors_, self.dual_coef_.T, self.gamma_)
-        decision += self.intercept_
-        return decision[:, 0] if decision.shape[1] == 1 else decision
+    def _decision(self, X):
+        if self._kernel_param() == "linear":
+            return _linear_decision(X, self.coef_)
+        return self._expansion_decision(X)

@@ -58,18 +58,22 @@ class SortedMargins:
     variant for high-dimensional sparse data).
     """
 
-    def __init__(self, packed, y):
+    def __init__(self, packed, y, weight):
         self.packed = packed
+        self.weight = weight
         positive, negative = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
         self.lists = (positive, negative)
         self.list_start = np.array([0, len(positive), len(y)], dtype=np.int64)
         self.y_sorted = np.concatenate([y[positive], y[negative]])
+        self.weight_sorted = np.empty(len(y))
         self.radius = np.array([np.sqrt(packed.sq_norms[idx].max(initial=0.0))
                                 for idx in self.lists])
         n, d = len(y), packed.n_features
         full = 8 * n * d <= _options.PREFIX_SUMS_MAX_BYTES
         self.prefix = np.empty((n if full else 0, d))
+        self.prefix_weight = np.empty(n if full else 0)
         self.boundary_sum = np.zeros((2, d))
+        self.boundary_weight = np.zeros(2)
         self.sorted = None
         self.u = np.empty(n)
         self.boundary = np.zeros(2, dtype=np.int64)
@@ -86,30 +90,34 @@ class SortedMargins:
             self.u[start:stop] = margins[order[start:stop]]
             self.boundary[L] = np.searchsorted(self.u[start:stop], 1.0, side="left")
         self.sorted = self.packed.take(order)
-        K.sorted_sums(*self.sorted.arrays, self.y_sorted, self.list_start, self.boundary,
-                      self.prefix, self.boundary_sum)
+        self.weight_sorted[:] = self.weight[order]
+        K.sorted_sums(*self.sorted.arrays, self.y_sorted, self.weight_sorted, self.list_start,
+                      self.boundary, self.prefix, self.prefix_weight, self.boundary_sum,
+                      self.boundary_weight)
         self.w_ref[:] = w
         self.b_ref = b
 
     def evaluate(self, w, b, h, grad):
         """Algorithm 2 (Huber, offset, both lists): (loss sum, l'y sum, margins computed)."""
         w_dist = float(np.linalg.norm(w - self.w_ref))
-        return K.bounded_evaluation(*self.sorted.arrays, self.y_sorted, w, b, h, self.u,
-                                    self.list_start, self.boundary, self.radius, self.prefix,
-                                    self.boundary_sum, self.b_ref, w_dist, grad, self.walked)
+        return K.bounded_evaluation(*self.sorted.arrays, self.y_sorted, self.weight_sorted, w, b,
+                                    h, self.u, self.list_start, self.boundary, self.radius,
+                                    self.prefix, self.prefix_weight, self.boundary_sum,
+                                    self.boundary_weight, self.b_ref, w_dist, grad, self.walked)
 
 
-def huber_objective(loss_sum, w, lam, n):
-    """Objective (1), averaged: lambda/2 ||w||^2 + 1/n sum_i l(y_i (<w, x_i> + b))."""
-    return loss_sum / n + 0.5 * lam * float(w @ w)
+def huber_objective(loss_sum, w, lam, weight_sum):
+    """Objective (1), averaged: lambda/2 ||w||^2 + 1/S sum_i s_i l(y_i (<w, x_i> + b))."""
+    return loss_sum / weight_sum + 0.5 * lam * float(w @ w)
 
 
-def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin_bounds,
+def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter, margin_bounds,
                    progress=None):
     """Gradient descent on the Huber-loss SVM, Sec. 4.2 of the paper.
 
-    Minimises F(w, b) = lambda/2 ||w||^2 + 1/n sum_i l(y_i (<w, x_i> + b))
-    (the offset is not regularised; ``fit_intercept=False`` keeps b = 0).
+    Minimises F(w, b) = lambda/2 ||w||^2 + 1/S sum_i s_i l(y_i (<w, x_i> + b)),
+    s = ``weight``, S = sum_i s_i (the offset is not regularised;
+    ``fit_intercept=False`` keeps b = 0).
     Step rule: w <- w - eta grad F with eta = ``eta0`` at first, halved
     whenever F rose since the previous iterate; stop when
     |F_t - F_{t-1}| <= tol |F_{t-1}| (the model returned is the last iterate
@@ -121,11 +129,12 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
     The iterates are the same either way, up to rounding.
     """
     n, d = packed.n_samples, packed.n_features
+    weight_sum = float(weight.sum())
     w = np.zeros(d)
     b = 0.0
     grad = np.empty(d)
     margins = np.empty(n)
-    sorter = SortedMargins(packed, y) if margin_bounds else None
+    sorter = SortedMargins(packed, y, weight) if margin_bounds else None
     rule = K.new_rule(*resort_schedule(packed, n))
     result = GDResult(w, b, [], [], [], eta0, False)
     started = time.perf_counter()
@@ -141,7 +150,7 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
             loss, grad_b, examined = sorter.evaluate(w, b, h, grad)
             K.record_pruned(rule, n - examined)
         else:
-            loss, grad_b = K.full_evaluation(*packed.arrays, y, w, b, h, margins, grad)
+            loss, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, h, margins, grad)
             examined = n
             if mode == "sort":
                 sorter.sort(w, b, margins)
@@ -149,7 +158,7 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
                 result.n_sorts += 1
             elif sorter is not None:
                 K.record_pruned(rule, 0)
-        objective = huber_objective(loss, w, lam, n)
+        objective = huber_objective(loss, w, lam, weight_sum)
         result.objective.append(objective)
         result.examined.append(int(examined))
         result.seconds.append(time.perf_counter() - started)
@@ -162,10 +171,10 @@ def solve_huber_gd(packed, y, lam, h, fit_intercept, eta0, tol, max_iter, margin
             if abs(previous - objective) <= tol * abs(previous):
                 result.converged = True
                 break
-        gradient_w = lam * w + grad / n
+        gradient_w = lam * w + grad / weight_sum
         w -= eta * gradient_w
         if fit_intercept:
-            b -= eta * grad_b / n
+            b -= eta * grad_b / weight_sum
     result.w, result.b, result.step_size = w, b, eta
     return result
 
@@ -179,12 +188,13 @@ class PegasosResult:
     counters: np.ndarray = field(default_factory=lambda: np.zeros(K.N_PEGASOS_COUNTERS, np.int64))
 
 
-def solve_pegasos(packed, y, lam, batch_size, n_iter, bias_feature, margin_bounds, rng,
+def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, margin_bounds, rng,
                   progress=None):
     """Mini-batch Pegasos (Shalev-Shwartz et al. 2007) with Algorithm 3's sampled bounds.
 
     ``n_iter`` iterations of ``batch_size`` points drawn uniformly with
-    replacement; see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
+    replacement, each violator's step scaled by its step weight ``weight``;
+    see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
     batches are drawn from ``rng`` in the same way with and without bounds,
     so both runs give the same model.
     """
@@ -199,8 +209,9 @@ def solve_pegasos(packed, y, lam, batch_size, n_iter, bias_feature, margin_bound
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        K.pegasos_steps(*packed.arrays, norms, y, batches, t0, lam, bias_feature, margin_bounds,
-                        _options.SCALED_REFERENCE, rule, u, w_ref, w, update, result.counters)
+        K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
+                        margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, w, update,
+                        result.counters)
         if progress is not None:
             progress.update(batches.shape[0])
     return result
@@ -216,17 +227,21 @@ class KernelPegasosResult:
     counters: np.ndarray
 
 
-def solve_kernel_pegasos(packed, y, lam, gamma, batch_size, n_iter, bias2, margin_bounds, rng,
-                         progress=None):
-    """Mini-batch kernel Pegasos (RBF) with the bounds of eq. (6); see
-    :func:`fastsvm.bounds._kernels.kernel_pegasos_steps`.  Same batches, same
-    model with and without bounds."""
-    n, d = packed.n_samples, packed.n_features
+def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n_iter, bias2,
+                         margin_bounds, rng, progress=None):
+    """Mini-batch kernel Pegasos with the bounds of eq. (6); see
+    :func:`fastsvm.bounds._kernels.kernel_pegasos_steps`.  ``kernel`` is a
+    :class:`fastsvm.kernels.Kernel` (for a kernel matrix, ``packed`` holds it)
+    and ``diagonal`` k(x_i, x_i) of every row.  Same batches, same model with
+    and without bounds."""
+    n = packed.n_samples
     capacity = min(n, n_iter * batch_size)
-    svt = np.zeros((d, capacity))
+    svt = np.zeros((0 if kernel.on_gram else packed.n_features, capacity))
     sv_sq = np.zeros(capacity)
+    sv_row = np.zeros(capacity, dtype=np.int64)
     coef = np.zeros(capacity)
     slot_of = np.full(n, -1, dtype=np.int64)
+    norms = np.sqrt(np.maximum(diagonal, 0.0) + bias2)
     state = np.zeros(K.N_KSTATE)
     state[K.KS_SCALE] = 1.0
     u = np.zeros(n)
@@ -234,15 +249,15 @@ def solve_kernel_pegasos(packed, y, lam, gamma, batch_size, n_iter, bias2, margi
     # a refresh costs n margins of n_sv kernel values, an iteration k of them
     rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n))
     n_sv = 0
+    gamma = 0.0 if kernel.gamma is None else kernel.gamma
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, y, batches, t0, lam, gamma,
+        n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight, batches,
+                                      t0, lam, kernel.code, gamma, kernel.degree, kernel.coef0,
                                       bias2, margin_bounds, _options.SCALED_REFERENCE, rule, u,
-                                      svt, sv_sq, coef, slot_of, n_sv, state, counters)
+                                      svt, sv_sq, sv_row, coef, slot_of, n_sv, state, counters)
         if progress is not None:
             progress.update(batches.shape[0])
-    support = np.empty(n_sv, dtype=np.int64)
-    taken = slot_of >= 0
-    support[slot_of[taken]] = np.flatnonzero(taken)
-    return KernelPegasosResult(support, state[K.KS_SCALE] * coef[:n_sv], n_iter, counters)
+    return KernelPegasosResult(sv_row[:n_sv].copy(), state[K.KS_SCALE] * coef[:n_sv], n_iter,
+                               counters)

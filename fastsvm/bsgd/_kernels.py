@@ -2,17 +2,27 @@
 
 Model and scaling
 -----------------
-Primal objective (paper eq. 1, no offset b):
+Primal objective (paper eq. 1, no offset b), with the step weights
+c_i = s_i n / S of weighted samples (1 without weights, see :mod:`fastsvm.base`):
 
-    P(w) = lambda/2 ||w||^2 + 1/n sum_i max(0, 1 - y_i <w, phi(x_i)>),
+    P(w) = lambda/2 ||w||^2 + 1/n sum_i c_i max(0, 1 - y_i <w, phi(x_i)>),
 
-SGD step t (t = 1, 2, ...) on a uniformly drawn example i with eta_t = 1/(lambda t):
+SGD step t (t = 1, 2, ...) on example i with eta_t = 1/(lambda t):
 
-    w <- (1 - 1/t) w + [y_i <w, phi(x_i)> < 1] * y_i/(lambda t) * phi(x_i).
+    w <- (1 - 1/t) w + [y_i <w, phi(x_i)> < 1] * c_i y_i/(lambda t) * phi(x_i),
 
+the unweighted step with the subgradient scaled by the sample's weight.
 With w = sum_j alpha_j phi(sv_j), store beta_j = lambda * t * alpha_j instead:
 the shrink factor (1 - 1/t) = (t-1)/t is then absorbed exactly, no coefficient
-is rescaled, and a margin violation adds a support vector with beta = y_i.
+is rescaled, and a margin violation adds a support vector with beta = c_i y_i.
+
+Kernels
+-------
+Kernel values come from dot products (``kernel_from_dots``: linear, poly,
+RBF, sigmoid) or, with ``code == PRECOMPUTED``, are looked up in the n x n
+kernel matrix passed as the dense X (``sv_idx`` holds the row of each support
+vector; nothing else of a support vector is stored).  Merging needs the RBF
+kernel; the estimator allows only removal for the others.
 The margin before step t is f(x_i) = sum_j beta_j k(sv_j, x_i) / (lambda (t-1)).
 Merging is linear in the coefficients, so it works on beta unchanged (every
 weight degradation is scaled by the same (lambda t)^2, which does not change
@@ -35,9 +45,11 @@ m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
 z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
 shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
 Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
-parent's (up to rounding), so within one lambda the vector just added
-(|beta| = 1) is always a smallest one and its kernel row is always reused; only after ``partial_fit``
-rescales beta for a new lambda can an older vector be the smallest.
+parent's (up to rounding), so without weights and within one lambda the
+vector just added (|beta| = 1) is always a smallest one and its kernel row is
+always reused; with weights, or after ``partial_fit`` rescales beta for a new
+lambda, an older vector can be the smallest and its row is computed.
+``sv_idx`` of a merged vector is -1 (it is no training row).
 
 Counters
 --------
@@ -56,7 +68,8 @@ from numba import njit
 
 from .._cycles import read_cycle_counter
 from .._options import JIT_OPTIONS
-from .._packed import column_axpy, rbf_from_dots, store_sv, sv_dots
+from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
+from ..kernels import PRECOMPUTED
 from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
                               s_at, wd_at)
 
@@ -88,7 +101,7 @@ N_DIAG = 4
 
 
 @njit(**JIT_OPTIONS)
-def _delete_slot(svt, sv_sq, beta, n_sv, slot):
+def _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, slot):
     """Remove support vector ``slot`` by moving the last one into it; returns n_sv - 1."""
     last = n_sv - 1
     if slot != last:
@@ -96,6 +109,7 @@ def _delete_slot(svt, sv_sq, beta, n_sv, slot):
             svt[f, slot] = svt[f, last]
         sv_sq[slot] = sv_sq[last]
         beta[slot] = beta[last]
+        sv_idx[slot] = sv_idx[last]
     return last
 
 
@@ -158,14 +172,14 @@ def _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_su
 
 
 @njit(**JIT_OPTIONS)
-def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
+def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method, diag,
               table_h, table_wd, kappa_row, m_row, wd_row, dots, bits, stats, timers, diag_sums):
     """Reduce n_sv = B+1 support vectors to B (Alg. 1); returns the new n_sv."""
     t_start = read_cycle_counter()
     stats[ST_MAINTENANCE] += 1
     a = _argmin_abs(beta, n_sv)
     if maintenance == REMOVE or beta[a] == 0.0:
-        n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+        n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
         return n_sv
     # kernel row of sv_a: reuse the margin computation's row when a is the new vector
@@ -198,7 +212,7 @@ def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
     if diag:
         _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_sums)
     if b < 0:  # no partner of the same sign: remove
-        n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+        n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
         return n_sv
     t_h = read_cycle_counter()
@@ -213,22 +227,26 @@ def _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method, diag,
         sq += z * z
     sv_sq[b] = sq
     beta[b] = (beta[a] + beta[b]) * s
-    n_sv = _delete_slot(svt, sv_sq, beta, n_sv, a)
+    sv_idx[b] = -1
+    n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
     stats[ST_MERGES] += 1
     timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
     return n_sv
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, gamma,
-              budget, svt, sv_sq, beta, n_sv, maintenance, method, diag, table_h, table_wd,
-              stats, timers, diag_sums):
+def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam, code,
+              gamma, degree, coef0, budget, svt, sv_sq, beta, sv_idx, n_sv, maintenance, method,
+              diag, table_h, table_wd, stats, timers, diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
-    Parameters are arrays and scalars only (see the module docstring).  The
-    state ``svt``, ``sv_sq``, ``beta`` (capacity budget + 1) is updated in
-    place; returns the new number of support vectors.  Indices in ``order``
-    and in ``indices`` must be valid: nothing here is bounds-checked.
+    Parameters are arrays and scalars only (see the module docstring);
+    ``weight`` holds the step weight c_i of every example and ``code`` the
+    kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
+    rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity
+    budget + 1) is updated in place; returns the new number of support
+    vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
+    here is bounds-checked.
     """
     t_start = read_cycle_counter()
     cap = budget + 1
@@ -244,22 +262,29 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, order, t0, lam, 
         t += 1
         margin = 0.0
         if n_sv > 0:
-            sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
-            rbf_from_dots(dots, sq_norms[i], sv_sq, gamma, n_sv, kvals, bits)
+            if code == PRECOMPUTED:
+                for j in range(n_sv):
+                    kvals[j] = X[i, sv_idx[j]]
+            else:
+                sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+                kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
+                                 kvals, bits)
             acc = 0.0
             for j in range(n_sv):
                 acc += beta[j] * kvals[j]
             margin = y[i] * acc / (lam * (t - 1))
         if margin < 1.0:
-            store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
+            if code != PRECOMPUTED:
+                store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
             sv_sq[n_sv] = sq_norms[i]
-            beta[n_sv] = y[i]
-            kvals[n_sv] = 1.0
+            beta[n_sv] = weight[i] * y[i]
+            sv_idx[n_sv] = i
+            kvals[n_sv] = 1.0           # k(x_i, x_i) of the RBF kernel, which merging reads
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
-                n_sv = _maintain(svt, sv_sq, beta, n_sv, kvals, gamma, maintenance, method,
-                                 diag, table_h, table_wd, kappa_row, m_row, wd_row, dots,
+                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance,
+                                 method, diag, table_h, table_wd, kappa_row, m_row, wd_row, dots,
                                  bits, stats, timers, diag_sums)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start

@@ -1,34 +1,28 @@
 """BudgetSVC: the scikit-learn estimator for budgeted SGD kernel SVM training."""
 
+import copy
 import time
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
 
 from .._packed import PackedData
-from .._validation import check_csr_format
-from ..kernels import rbf_expansion, resolve_gamma
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ..multiclass import binary_targets, labels_from_decision
 from . import _kernels
-from .solver import BSGDState, hinge_offset, run_pass, summarize
+from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 
 
-class BudgetSVC(ClassifierMixin, BaseEstimator):
+class BudgetSVC(BaseSVC):
     r"""Kernel SVM trained by budgeted stochastic gradient descent (BSGD).
 
-    Pegasos-style SGD on the primal SVM objective with a Gaussian kernel,
+    Pegasos-style SGD on the primal SVM objective in a kernel's feature space,
     keeping at most ``budget`` support vectors: whenever a margin violation
     would make it B+1, two support vectors are merged into one (or, with
     ``maintenance='remove'``, the smallest is dropped).  The merge coefficient
@@ -37,17 +31,32 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
     SVM Training with Precomputed Golden Section Search", Alg. 1 and Sec. 3;
     BSGD itself: Wang, Crammer & Vucetic, JMLR 2012).
 
-    Objective (no offset term):
+    Objective (no offset term), with sample weights s_i (class weight times
+    sample weight, 1 by default) and S = sum_i s_i:
 
     .. math::
 
-        \min_w \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_{i=1}^n
-        \max(0, 1 - y_i \langle w, \phi(x_i)\rangle),
-        \qquad \lambda = \frac{1}{n C},
+        \min_w \frac{\lambda}{2}\|w\|^2 + \frac{1}{S}\sum_{i=1}^n
+        s_i \max(0, 1 - y_i \langle w, \phi(x_i)\rangle),
+        \qquad \lambda = \frac{1}{S C},
 
-    step t on a random example: :math:`w \leftarrow (1 - 1/t) w + [y_i f(x_i) < 1]
-    \frac{y_i}{\lambda t}\phi(x_i)`, :math:`k(x, x') = \exp(-\gamma\|x - x'\|^2)`.
+    which is the paper's objective with lambda = 1/(nC) for unit weights and
+    SVC's :math:`\frac12\|w\|^2 + C\sum_i s_i \max(0, \cdot)` divided by SC.
+    Step t on a random example: :math:`w \leftarrow (1 - 1/t) w + [y_i f(x_i) < 1]
+    \frac{c_i y_i}{\lambda t}\phi(x_i)` with the step weight c_i = s_i n / S:
+    a weight scales the example's subgradient step (as in scikit-learn's
+    ``SGDClassifier``), so every example is still visited once per epoch and
+    equal weights give the unweighted algorithm exactly; a weight of 2 is, in
+    expectation over the visiting order, the example appearing twice.
     ``fit`` runs ``epochs`` passes, each over a fresh random permutation.
+
+    Kernels: SVC's 'rbf' (the paper's), 'linear', 'poly', 'sigmoid',
+    'precomputed' and callables.  Merging needs the Gaussian kernel: the
+    merged point z = h x_a + (1 - h) x_b is found from
+    k(x_a, z) = kappa^((1-h)^2), which holds for exp(-gamma ||x - z||^2) only.
+    The other kernels take ``maintenance='remove'``, which drops the smallest
+    support vector and works in any feature space.  A callable is evaluated
+    once into the n x n kernel matrix, as SVC does.
 
     The SGD steps run without an offset.  With ``fit_intercept=True`` the
     offset b of the paper's objective (1) is then set to its exact minimiser
@@ -65,16 +74,23 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     C : float, default=1.0
-        Regularisation, lambda = 1 / (n_samples * C) as in the paper.
+        Regularisation, lambda = 1 / (S C), S the sum of the sample weights
+        (n_samples without weights, as in the paper).
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        As in SVC; all but 'rbf' need ``maintenance='remove'``.
     gamma : float or 'scale', default='scale'
         Kernel width; 'scale' is 1 / (n_features * X.var()), as in SVC.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    coef0 : float, default=0.0
+        Constant of the 'poly' and 'sigmoid' kernels.
     budget : int, default=500
         Maximum number of support vectors per binary model (at least 2).
     epochs : int, default=5
         Passes over the training data in ``fit`` (``partial_fit`` makes one).
     maintenance : {'merge', 'remove'}, default='merge'
         Budget maintenance: merge the smallest support vector with its best
-        partner of the same sign, or remove it.
+        partner of the same sign (RBF kernel only), or remove it.
     merge_method : {'lookup-wd', 'lookup-h', 'gss', 'gss-precise'}, default='lookup-wd'
         How the merge problem is solved: bilinear lookup of the weight
         degradation WD(m, kappa) or of h(m, kappa) in a 400 x 400 table, or
@@ -82,6 +98,10 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
     fit_intercept : bool, default=True
         Fit the offset b exactly after the SGD passes (on the batch, in
         ``partial_fit``); False keeps b = 0 as in plain BSGD.
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class, multiplying its samples' C as in SVC;
+        'balanced' is n_samples / (n_classes * bincount(y)) (not in
+        ``partial_fit``, which sees one batch at a time: pass a dict).
     diagnostics : bool, default=False
         Also solve every merge event with all four methods side by side and
         record how often GSS and the lookups choose the same partner and by
@@ -100,13 +120,18 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    gamma_ : float
-        The numeric kernel width used.
+    gamma_ : float or None
+        The numeric kernel width used (None for kernels without one).
     support_vectors_ : ndarray of shape (n_sv_total, n_features_in_)
-        Support vectors of all binary models, stacked in model order.
-    dual_coef_ : ndarray of shape (n_sv_total,)
-        Coefficient alpha_j of each support vector: the decision function of
-        model c is sum_j alpha_j k(sv_j, x) over its block.
+        Support vectors of all binary models, stacked in model order (for a
+        callable kernel the training rows as given; empty for 'precomputed').
+    support_ : ndarray of shape (n_sv_total,)
+        Training row of each support vector in the last ``fit``; -1 for a
+        merged vector (no training row) and after ``partial_fit``.
+    dual_coef_ : ndarray of shape (n_models, n_sv_total)
+        Coefficient alpha_j of each support vector in each model: the decision
+        function of model c is sum_j dual_coef_[c, j] k(sv_j, x) + b_c; each
+        support vector belongs to one model (zeros elsewhere).
     n_support_ : ndarray of shape (n_models,)
         Support vectors per binary model (1 model for 2 classes, else n_classes).
     intercept_ : ndarray of shape (n_models,)
@@ -123,11 +148,14 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
     ``partial_fit`` streams: each call makes one pass over its batch in a
     random order.  The step counter t, and with it the step size
     eta_t = 1 / (lambda t), continues across calls.  lambda is
-    1 / (C * n_seen), n_seen being the number of samples passed so far, so a
-    stream that delivers a data set of n samples ends with the lambda that
-    ``fit`` uses; when lambda changes between calls the model w is kept and
-    only its internal scaling is updated.  A numeric gamma (or 'scale' resolved
-    on the first batch) stays fixed.
+    1 / (C * S_seen), S_seen being the weight of the samples passed so far
+    (their number without weights), so a stream that delivers a data set
+    ends with the lambda that ``fit`` uses; the step weights are
+    s_i n_seen / S_seen.  When lambda changes between calls the model w is
+    kept and only its internal scaling is updated.  A numeric gamma (or
+    'scale' resolved on the first batch) stays fixed.  A kernel matrix
+    ('precomputed' or a callable's) cannot grow across batches, so
+    ``partial_fit`` needs a kernel evaluated from the features.
 
     Examples
     --------
@@ -141,58 +169,46 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
+        **KERNEL_CONSTRAINTS,
         "budget": [Interval(Integral, 2, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "maintenance": [StrOptions(set(MAINTENANCE))],
         "merge_method": [StrOptions(set(METHODS))],
         "fit_intercept": ["boolean"],
         "diagnostics": ["boolean"],
-        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, gamma="scale", budget=500, epochs=5, maintenance="merge",
-                 merge_method="lookup-wd", fit_intercept=True, diagnostics=False, n_jobs=None,
-                 random_state=None, verbose=0):
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget=500,
+                 epochs=5, maintenance="merge", merge_method="lookup-wd", fit_intercept=True,
+                 class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
+                 verbose=0):
         self.C = C
+        self.kernel = kernel
         self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.budget = budget
         self.epochs = epochs
         self.maintenance = maintenance
         self.merge_method = merge_method
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.diagnostics = diagnostics
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Train on (X, y) with ``epochs`` passes of budgeted SGD.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        X, y = self._validate_xy(X, y, reset=True)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        self._check_two_classes()
-        self._start(X)
-        self._n_seen = X.shape[0]
-        self._lam = 1.0 / (self._n_seen * self.C)
-        self._train(X, y_enc, self.epochs)
-        return self
+    def _fit(self, problem):
+        """``epochs`` passes of budgeted SGD over the problem, from an empty model."""
+        stream = self._start(problem)
+        stream.see(problem.weights, self.C)
+        return self._train(stream, problem, self.epochs)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass of budgeted SGD over a batch, continuing from the current model.
 
         Parameters
@@ -202,129 +218,110 @@ class BudgetSVC(ClassifierMixin, BaseEstimator):
         classes : array-like of shape (n_classes,), default=None
             All classes of the stream; required on the first call unless that
             batch already contains every class.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights, as in ``fit``.
 
         Returns
         -------
         self
         """
-        first = not hasattr(self, "_states")
-        if first and hasattr(self, "dual_coef_"):
+        stream = getattr(self, "_stream", None)
+        if stream is None and hasattr(self, "dual_coef_"):
             raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
                              "state (step counter, lambda) that partial_fit continues from; "
                              "train a new model with fit or partial_fit instead")
-        X, y = self._validate_xy(X, y, reset=first)
-        if first:
-            self.classes_ = np.unique(y if classes is None else np.asarray(classes))
-            self._check_two_classes()
-            self._start(X)
-            self._n_seen, self._lam = 0, None
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError(f"classes={classes!r} differs from the classes of the first call {self.classes_!r}")
-        unknown = np.setdiff1d(y, self.classes_)
-        if unknown.size:
-            raise ValueError(f"labels {unknown!r} are not among the classes {self.classes_!r} "
-                             "(pass every class with classes= on the first call)")
-        self._n_seen += X.shape[0]
-        lam = 1.0 / (self._n_seen * self.C)
-        if self._lam is not None:
-            for state in self._states:
-                state.rescale_lambda(self._lam, lam)
-        self._lam = lam
-        self._train(X, np.searchsorted(self.classes_, y), 1)
+        kernel = self._kernel_param()
+        if callable(kernel) or kernel == "precomputed":
+            raise ValueError("partial_fit needs a kernel evaluated from the features: a kernel "
+                             "matrix ('precomputed' or a callable's) does not extend across "
+                             "batches; use fit")
+        if stream is None:
+            classes = None if classes is None else np.unique(np.asarray(classes))
+        else:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(f"classes={classes!r} differs from the classes of the first "
+                                 f"call {self.classes_!r}")
+            classes = self.classes_
+            stream = copy.deepcopy(stream)      # an interrupted call leaves the model as it was
+        problem = self._problem(X, y, sample_weight, classes=classes, reset=stream is None,
+                                partial=True)
+        if stream is None:
+            stream = self._start(problem)
+        stream.see(problem.weights, self.C)
+        self._publish(self._train(stream, problem, 1, partial=True))
         return self
 
-    def _validate_xy(self, X, y, reset):
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C", reset=reset)
-        check_classification_targets(y)
-        return X, y
+    def _start(self, problem):
+        """A new stream: empty models, the kernel fixed, the seed sequence started."""
+        if self.maintenance == "merge" and problem.kernel.name != "rbf":
+            raise ValueError(
+                f"maintenance='merge' needs the Gaussian kernel, not kernel={self.kernel!r}: the "
+                "merged support vector z = h x_a + (1 - h) x_b is placed using "
+                "k(x_a, z) = k(x_a, x_b)^((1-h)^2), which holds for exp(-gamma ||x - z||^2) only; "
+                "use maintenance='remove' (drop the smallest support vector), which works with "
+                "every kernel")
+        n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
+        states = [BSGDState.empty(n_features, self.budget) for _ in range(problem.n_models)]
+        return BSGDStream(states, problem.kernel, check_random_state(self.random_state),
+                          np.zeros(problem.n_models))
 
-    def _check_two_classes(self):
-        if self.classes_.shape[0] < 2:
-            raise ValueError(f"BudgetSVC needs samples of at least 2 classes; got 1 class: {self.classes_[0]!r}")
+    def _train(self, stream, problem, epochs, partial=False):
+        """``epochs`` passes over the problem; returns the fitted attributes.
 
-    def _start(self, X):
-        n_models = 1 if len(self.classes_) == 2 else len(self.classes_)
-        self.gamma_ = resolve_gamma(self.gamma, X)
-        self._states = [BSGDState.empty(X.shape[1], self.budget) for _ in range(n_models)]
-        self._rng = check_random_state(self.random_state)
-        self._wall_s = 0.0
-        self.intercept_ = np.zeros(n_models)
-
-    def _train(self, X, y_enc, epochs):
-        packed = PackedData.from_matrix(X)
-        targets = binary_targets(y_enc, len(self.classes_))
+        After ``partial_fit`` (``partial``) no support vector is known as a
+        training row: the rows of earlier batches are gone.
+        """
+        kernel = stream.kernel
+        packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
+        targets = problem.targets
+        weight = stream.step_weights(problem.weights)
         tables = load_tables()
-        n = X.shape[0]
-        total = n * epochs * len(targets)
-        # one seed per binary model, drawn up front: results do not depend on n_jobs
-        seeds = self._rng.randint(np.iinfo(np.int32).max, size=len(targets))
+        n = problem.n_samples
+        seeds = stream.rng.randint(np.iinfo(np.int32).max, size=len(targets))
         started = time.perf_counter()
 
-        def train_one(state, y_bin, seed, bar):
+        def train_one(item, bar):
+            state, y_bin, seed = item
             rng = np.random.RandomState(seed)
             for _ in range(epochs):
-                run_pass(state, packed, y_bin, rng.permutation(n).astype(np.int64), self._lam,
-                         self.gamma_, self.budget, MAINTENANCE[self.maintenance],
+                run_pass(state, packed, y_bin, weight, rng.permutation(n).astype(np.int64),
+                         stream.lam, kernel, self.budget, MAINTENANCE[self.maintenance],
                          METHODS[self.merge_method], self.diagnostics, tables, progress=bar)
 
-        with tqdm(total=total, disable=not self.verbose, unit="step", unit_scale=True,
-                  desc="BudgetSVC", leave=False) as bar:
-            # the compiled steps release the GIL, so threads run the binary problems in parallel
-            Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(train_one)(state, y_bin, seed, bar)
-                for state, y_bin, seed in zip(self._states, targets, seeds))
-        self._publish()
+        self._fan_out(train_one, zip(stream.states, targets, seeds), n * epochs * len(targets),
+                      "step")
+        sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for s in stream.states])
+        bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
+        dual_coef = np.zeros((len(stream.states), bounds[-1]))
+        for c, s in enumerate(stream.states):
+            dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
+        if kernel.on_gram:
+            support_vectors = problem.support_vectors(sv_rows)
+        else:
+            support_vectors = np.vstack([s.support_vectors() for s in stream.states])
         if self.fit_intercept:
-            raw = self._raw_decision(X)
+            raw = (problem.gram()[:, sv_rows] @ dual_coef.T if kernel.on_gram
+                   else kernel.expansion(problem.X, support_vectors, dual_coef.T))
             for c, y_bin in enumerate(targets):
                 if 0 < np.count_nonzero(y_bin > 0) < n:  # a partial_fit batch may lack a class
-                    self.intercept_[c] = hinge_offset(raw[:, c], y_bin)
-        self._wall_s += time.perf_counter() - started
-        self.training_info_["time_fit_s"] = self._wall_s
+                    stream.intercept[c] = hinge_offset(raw[:, c], y_bin, problem.weights)
+        stream.wall_s += time.perf_counter() - started
+        info = summarize(stream.states, self.diagnostics)
+        info["time_fit_s"] = stream.wall_s
         if self.verbose:
-            info = self.training_info_
             print(f"BudgetSVC: {info['steps']} steps in {info['time_fit_s']:.2f} s, "
-                  f"{len(self.dual_coef_)} support vectors, {info['merges']} merges "
+                  f"{len(sv_rows)} support vectors, {info['merges']} merges "
                   f"(frequency {info['merge_frequency']:.1%})")
-
-    def _publish(self):
-        """Expose the internal states as the public fitted attributes."""
-        self.support_vectors_ = np.vstack([s.support_vectors() for s in self._states])
-        self.dual_coef_ = np.concatenate([s.alpha(self._lam) for s in self._states])
-        self.n_support_ = np.array([s.n_sv for s in self._states], dtype=np.int64)
-        self.training_info_ = summarize(self._states, self.diagnostics)
+        return {
+            "classes_": problem.classes, "gamma_": kernel.gamma,
+            "support_vectors_": support_vectors,
+            "support_": (np.full(len(sv_rows), -1, dtype=np.int64) if partial else
+                         np.where(sv_rows >= 0, problem.rows[np.maximum(sv_rows, 0)], -1)),
+            "dual_coef_": dual_coef,
+            "n_support_": np.array([s.n_sv for s in stream.states], dtype=np.int64),
+            "intercept_": stream.intercept.copy(), "training_info_": info, "_stream": stream,
+        }
 
     # -------------------------------------------------------------- predict
-    def decision_function(self, X):
-        """Decision values f(x) = sum_j alpha_j k(sv_j, x) + b of each binary model.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes).
-        """
-        check_is_fitted(self, "dual_coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        decision = self._raw_decision(check_csr_format(X)) + self.intercept_
-        return decision[:, 0] if decision.shape[1] == 1 else decision
-
-    def _raw_decision(self, X):
-        """sum_j alpha_j k(sv_j, x) of every binary model, shape (n_samples, n_models)."""
-        n_models = len(self.n_support_)
-        coef = np.zeros((len(self.dual_coef_), n_models))
-        bounds = np.concatenate([[0], np.cumsum(self.n_support_)])
-        for c in range(n_models):
-            coef[bounds[c]:bounds[c + 1], c] = self.dual_coef_[bounds[c]:bounds[c + 1]]
-        if sp.issparse(X):
-            X = X.astype(np.float64)
-        return rbf_expansion(X, self.support_vectors_, coef, self.gamma_)
-
-    def predict(self, X):
-        """Predicted class labels."""
-        return labels_from_decision(self.decision_function(X), self.classes_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    def _decision(self, X):
+        return self._expansion_decision(X)

@@ -25,6 +25,7 @@ class BSGDState:
     svt: np.ndarray                 # (n_features, budget + 1), feature-major support vectors
     sv_sq: np.ndarray               # (budget + 1,) squared norms
     beta: np.ndarray                # (budget + 1,) scaled coefficients
+    sv_idx: np.ndarray              # (budget + 1,) training row of each vector, -1 if merged
     n_sv: int = 0
     t: int = 0                      # SGD steps taken
     stats: np.ndarray = field(default_factory=lambda: np.zeros(K.N_STATS, dtype=np.int64))
@@ -33,7 +34,10 @@ class BSGDState:
 
     @classmethod
     def empty(cls, n_features, budget):
-        return cls(np.zeros((n_features, budget + 1)), np.zeros(budget + 1), np.zeros(budget + 1))
+        """A model without support vectors; ``n_features=0`` for a kernel matrix (only
+        ``sv_idx`` identifies a support vector)."""
+        return cls(np.zeros((n_features, budget + 1)), np.zeros(budget + 1), np.zeros(budget + 1),
+                   np.full(budget + 1, -1, dtype=np.int64))
 
     def rescale_lambda(self, lam_old, lam_new):
         """Keep alpha fixed when lambda changes (partial_fit): beta scales with lambda."""
@@ -49,41 +53,92 @@ class BSGDState:
         return self.svt[:, : self.n_sv].T.copy()
 
 
-def run_pass(state, packed, y, order, lam, gamma, budget, maintenance, method, diag, tables,
-             progress=None):
+@dataclass
+class BSGDStream:
+    """Everything training continues from across ``partial_fit`` calls.
+
+    ``lam`` = 1 / (C S_seen) and the step weights s_i n_seen / S_seen follow
+    the rows and weight seen so far; the kernel (gamma resolved on the first
+    batch) stays fixed.
+    """
+
+    states: list
+    kernel: object
+    rng: np.random.RandomState
+    intercept: np.ndarray
+    lam: float = None
+    n_seen: int = 0
+    weight_seen: float = 0.0
+    wall_s: float = 0.0
+
+    def see(self, weights, C):
+        """Count a batch of sample weights in; rescale the states for the new lambda."""
+        self.n_seen += len(weights)
+        self.weight_seen += float(weights.sum())
+        lam = 1.0 / (C * self.weight_seen)
+        if self.lam is not None:
+            for state in self.states:
+                state.rescale_lambda(self.lam, lam)
+        self.lam = lam
+
+    def step_weights(self, weights):
+        """s_i n_seen / S_seen: exactly 1 for unit weights."""
+        return weights * (self.n_seen / self.weight_seen)
+
+
+def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
+             tables, progress=None):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
 
-    ``y`` holds +-1 floats; ``order`` int64 indices into the rows of ``packed``
-    (validated by the caller: the kernel does not bounds-check).
+    ``y`` holds +-1 floats, ``weight`` the step weight of every row (see
+    :mod:`fastsvm.bsgd._kernels`); ``order`` int64 indices into the rows of
+    ``packed`` (validated by the caller: the kernel does not bounds-check).
+    ``kernel`` is a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
+    ('precomputed', callable) ``packed`` holds that matrix.
     ``progress`` is a tqdm-like object advanced by the number of steps done.
     """
     table_h, table_wd = tables
     step = _options.CHUNK_STEPS
+    gamma = 0.0 if kernel.gamma is None else kernel.gamma
     for start in range(0, order.shape[0], step):
         chunk = order[start:start + step]
         state.n_sv = K.sgd_steps(
-            *packed.arrays, packed.sq_norms, y, chunk, state.t, lam, gamma, budget, state.svt, state.sv_sq,
-            state.beta, state.n_sv, maintenance, method, diag, table_h, table_wd,
+            *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code, gamma,
+            kernel.degree, kernel.coef0, budget, state.svt, state.sv_sq, state.beta, state.sv_idx,
+            state.n_sv, maintenance, method, diag, table_h, table_wd,
             state.stats, state.timers, state.diag_sums)
         state.t += chunk.shape[0]
         if progress is not None:
             progress.update(chunk.shape[0])
 
 
-def hinge_offset(f, y):
-    """Exact minimiser b of sum_i max(0, 1 - y_i (f_i + b)) for fixed decision values f.
+def hinge_offset(f, y, weight=None):
+    """Exact minimiser b of sum_i s_i max(0, 1 - y_i (f_i + b)) for fixed decision values f.
 
     The sum is convex and piecewise linear in b with breakpoints
-    b_i = y_i - f_i; its slope is -n_pos plus the number of breakpoints below
-    b, so every b between the n_pos-th and (n_pos+1)-th smallest breakpoint is
-    optimal (n_pos = number of y_i = +1).  Returns the midpoint of that
-    interval (the breakpoint itself at either end).
+    b_i = y_i - f_i (a positive sample's term falls to 0 at its breakpoint, a
+    negative one's rises from it), so its slope is -S_pos plus the weight of
+    the breakpoints below b, with S_pos the positive samples' weight s_i
+    (default 1).  b is the breakpoint where the cumulative weight of the
+    sorted breakpoints first reaches S_pos; where it reaches S_pos exactly
+    (always, for unit weights: the n_pos-th breakpoint), every b up to the
+    next breakpoint is optimal and the midpoint of that interval is returned.
     """
-    n_pos = int(np.count_nonzero(y > 0))
-    if n_pos == 0 or n_pos == len(y):
+    positive = y > 0
+    if not positive.any() or positive.all():
         raise ValueError("the offset needs both classes among the samples")
-    breaks = np.partition(y - f, (n_pos - 1, n_pos))
-    return 0.5 * (breaks[n_pos - 1] + breaks[n_pos])
+    breaks = y - f
+    if weight is None:
+        n_pos = int(np.count_nonzero(positive))
+        breaks = np.partition(breaks, (n_pos - 1, n_pos))
+        return 0.5 * (breaks[n_pos - 1] + breaks[n_pos])
+    order = np.argsort(breaks, kind="stable")
+    breaks, cumulative = breaks[order], np.cumsum(weight[order])
+    target = float(weight[positive].sum())
+    k = min(int(np.searchsorted(cumulative, target * (1.0 - 1e-12))), len(breaks) - 1)
+    if abs(cumulative[k] - target) <= 1e-12 * target and k + 1 < len(breaks):
+        return 0.5 * (breaks[k] + breaks[k + 1])
+    return float(breaks[k])
 
 
 def summarize(states, diag):

@@ -1,14 +1,16 @@
 """Compiled part of the one-pass margin SGD with extreme early stopping (Orchel & Suykens, LOD 2021).
 
-Model: f(x) = sum_j y_j alpha_j k(x_j, x), k the Gaussian kernel, no offset
-and no regularisation term.  The pass visits the points in order; each
-point's coefficient is set once, from the margin of the model built so far:
+Model: f(x) = sum_j y_j alpha_j k(x_j, x), k a kernel (the paper's is
+Gaussian), no offset and no regularisation term.  The pass visits the points
+in order; each point's coefficient is set once, from the margin of the model
+built so far, and scaled by the point's weight c_k (1 without sample
+weights; see :class:`fastsvm.MarginSGDSVC` for the derivation):
 
     m_k = y_k f_{k-1}(x_k),
     'squared-hinge' (the paper's rule (6), derived in its appendix):
-        alpha_k = max(0, 1 - m_k)  if m_k <= M,  else 0;
+        alpha_k = c_k max(0, 1 - m_k)  if m_k <= M,  else 0;
     'constant' (the original margin SGD rule):
-        alpha_k = 1                if m_k <= M,  else 0.
+        alpha_k = c_k                  if m_k <= M,  else 0.
 
 (The constant's value only scales f, and with it the margins against M, so
 1 loses no generality: another constant c is the same model with M / c.)
@@ -24,19 +26,20 @@ import numpy as np
 from numba import njit
 
 from .._options import JIT_OPTIONS
-from .._packed import rbf_from_dots, sv_dots
+from .._packed import kernel_from_dots, sv_dots
 
 SQUARED_HINGE = 0
 CONSTANT = 1
 
 
 @njit(**JIT_OPTIONS)
-def decide_block(f_before, K_block, y, M, rule, alpha):
+def decide_block(f_before, K_block, y, weight, M, rule, alpha):
     """Set the coefficients ``alpha`` of one block of visits, in order.
 
     ``f_before[j]`` is f at point j of the block from the support vectors
-    before the block, ``K_block`` the kernel matrix of the block's points;
-    the margin of point j adds the block's earlier support vectors.
+    before the block, ``K_block`` the kernel matrix of the block's points,
+    ``weight[j]`` the point's weight c_j; the margin of point j adds the
+    block's earlier support vectors.
     """
     for j in range(len(y)):
         f = f_before[j]
@@ -47,9 +50,9 @@ def decide_block(f_before, K_block, y, M, rule, alpha):
         if m > M:
             alpha[j] = 0.0
         elif rule == SQUARED_HINGE:
-            alpha[j] = max(0.0, 1.0 - m)
+            alpha[j] = weight[j] * max(0.0, 1.0 - m)
         else:
-            alpha[j] = 1.0
+            alpha[j] = weight[j]
 
 
 @njit(**JIT_OPTIONS)
@@ -62,8 +65,9 @@ def sparse_block_dots(data, indices, indptr, rows, svt, n_sv, out):
 
 
 @njit(**JIT_OPTIONS)
-def expansion_from_dots(dots, x_sq, sv_sq, dual, gamma, out):
-    """out[r, o] = sum_j dual[o, j] exp(-gamma max(0, x_sq[r] + sv_sq[j] - 2 dots[r, j])).
+def expansion_from_dots(dots, x_sq, sv_sq, dual, code, gamma, degree, coef0, out):
+    """out[r, o] = sum_j dual[o, j] k(x_r, sv_j) from dots[r, j] = <x_r, sv_j> and the
+    squared norms (``code`` a kernel of :mod:`fastsvm.kernels` computed from dot products).
 
     ``dual`` holds one row of coefficients per model; ``dots`` (rows x n_sv)
     is overwritten.
@@ -72,7 +76,7 @@ def expansion_from_dots(dots, x_sq, sv_sq, dual, gamma, out):
     kvals = np.empty(n_sv)
     bits = np.empty(n_sv, dtype=np.int64)
     for r in range(dots.shape[0]):
-        rbf_from_dots(dots[r], x_sq[r], sv_sq, gamma, n_sv, kvals, bits)
+        kernel_from_dots(code, dots[r], x_sq[r], sv_sq, gamma, degree, coef0, n_sv, kvals, bits)
         for o in range(dual.shape[0]):
             s = 0.0
             for j in range(n_sv):

@@ -1,21 +1,19 @@
 """MarginSGDSVC: one-pass margin SGD SVM with extreme early stopping (Orchel & Suykens)."""
 
 import time
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
-from .._validation import check_csr_format
-from ..kernels import rbf_expansion, resolve_gamma, row_sq_norms
-from ..multiclass import binary_targets, labels_from_decision
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
+from ..kernels import row_sq_norms, uses_gamma
+from ..multiclass import labels_from_decision
 from .solver import UPDATES, accuracy_offset, draw_order, expansion, run_pass
 
 #: M values tried by ``M='auto'``.  With the squared-hinge rule only M in [0, 1]
@@ -39,24 +37,24 @@ def _grid(name, values, positive):
 
 
 def _union(models):
-    """Support (training indices), support vectors and dual coefficients (n_models x n_SV)
-    of pass results over the union of their support vectors."""
+    """Support (training indices), support vectors as columns (n_features x n_SV) and dual
+    coefficients (n_models x n_SV) of pass results over the union of their support vectors."""
     support, first = np.unique(np.concatenate([r.support for r in models]), return_index=True)
-    support_vectors = np.concatenate([r.svt.T for r in models])[first]
+    svt = np.ascontiguousarray(np.concatenate([r.svt for r in models], axis=1)[:, first])
     dual_coef = np.zeros((len(models), len(support)))
     for k, r in enumerate(models):
         dual_coef[k, np.searchsorted(support, r.support)] = r.dual
-    return support, support_vectors, dual_coef
+    return support, svt, dual_coef
 
 
-class MarginSGDSVC(ClassifierMixin, BaseEstimator):
+class MarginSGDSVC(BaseSVC):
     r"""Kernel SVM built in one pass of margin SGD with extreme early stopping.
 
     Orchel & Suykens, "Improved Update Rule and Sampling of Stochastic Gradient
     Descent with Extreme Early Stopping for Support Vector Machines" (LOD 2021).
     The model is :math:`f(x) = \sum_j y_j \alpha_j k(x_j, x) + b` with the
-    Gaussian kernel and no regularisation term: the margin ``M`` takes the
-    place of C.  One pass draws n points; at its first draw each point's
+    Gaussian kernel (the paper's; any SVC kernel can be chosen) and no
+    regularisation term: the margin ``M`` takes the place of C.  One pass draws n points; at its first draw each point's
     coefficient is set once and never changed, from the margin
     :math:`m_k = y_k f_{k-1}(x_k)` of the model built so far:
 
@@ -79,6 +77,28 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
     candidate; the most accurate candidate's pass is the model.  So a fit
     costs one pass (and one validation) per candidate and no refit.
 
+    **Sample weights** (``sample_weight`` times ``class_weight``; the method
+    has no C, so this meaning is ours, derived from the paper's appendix).
+    The appendix derives rule (6) from the squared-hinge objective (its
+    OP 4), :math:`W = \frac12\|w\|^2 + \sum_i [m_i \le M](1 - m_i)^2` with
+    an implicit unit C; weighting sample i's loss term by c_i, as SVC's
+    weights multiply C, its stationarity condition at the visited point k
+    becomes :math:`y_k \alpha_k \varphi(x_k) = 2 c_k [m_k \le M](1 - m_k) y_k
+    \varphi(x_k)`, and the appendix's steps (dropping the factor 2,
+    extreme early stopping, alpha >= 0) give
+    :math:`\alpha_k = c_k \max(0, 1 - m_k)` if :math:`m_k \le M`; the
+    constant rule becomes :math:`\alpha_k = c_k`.  The weights are
+    normalised to mean 1, c_i = s_i n / S, since the implicit C is fixed:
+    scaling every weight by a constant leaves the model unchanged, and a
+    class weighted more than the rest pushes the boundary away from its
+    points (a weight above 1 sets a new point's margin beyond 1).  Rows of
+    weight 0 are dropped, exactly as if absent.  Validation then scores the
+    weighted accuracy (balanced accuracy for ``class_weight='balanced'``),
+    and the offset maximises it.  A weight of 2 is *not* the row drawn twice
+    here: the one-pass rule gives a repeated point nothing more once its
+    margin is 1, so duplicating rows hardly changes the model, and weights
+    with that meaning could not rebalance classes.
+
     Reconstructed, since only the paper's abstract, references and appendix
     survive: the constant rule's value (1: another constant c gives the same
     model with M / c); sampling with full replacement as n uniform draws with
@@ -100,13 +120,23 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
     update : {'squared-hinge', 'constant'}, default='squared-hinge'
     sampling : {'replacement', 'permutation'}, default='replacement'
         n draws with replacement (the paper's), or one shuffled pass.
+    kernel : {'rbf', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
+        As in SVC (a callable is evaluated once into the n x n kernel matrix).
     gamma : float, 'scale' or 'auto', default='auto'
-        Gaussian kernel width; 'scale' is 1 / (n_features * X.var()) as in
-        SVC; 'auto' tries each value of ``gamma_grid``.
+        Kernel width ('rbf', 'poly', 'sigmoid'); 'scale' is
+        1 / (n_features * X.var()) as in SVC; 'auto' tries each value of
+        ``gamma_grid`` (unlike SVC's 'auto', 1 / n_features).
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    coef0 : float, default=0.0
+        Constant of the 'poly' and 'sigmoid' kernels.
     gamma_grid : sequence of float or None, default=None
         Values for 'auto'; None means 'scale' times (1/64, 1/16, 1/4, 1, 4, 16).
     validation_fraction : float, default=0.2
         Share of rows held out to validate with ``sampling='permutation'``.
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class, multiplying its samples' weight (see above);
+        'balanced' is n_samples / (n_classes * bincount(y)).
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit.
     random_state : int, RandomState instance or None, default=None
@@ -118,12 +148,13 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    gamma_ : float
+    gamma_ : float or None
     M_ : float
-        The kernel width and margin of the model.
+        The kernel width (None for kernels without one) and margin of the model.
     support_ : ndarray of shape (n_SV,)
         Training indices of the support vectors of all binary models.
     support_vectors_ : ndarray of shape (n_SV, n_features_in_)
+        (the rows as given for a callable kernel, empty for 'precomputed')
     dual_coef_ : ndarray of shape (n_models, n_SV)
         y_j alpha_j of each binary model (0 where a vector is not its own);
         one model for two classes, else one per class (one-vs-rest).
@@ -143,100 +174,106 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
         "M_grid": ["array-like", None],
         "update": [StrOptions(set(UPDATES))],
         "sampling": [StrOptions({"replacement", "permutation"})],
+        **KERNEL_CONSTRAINTS,
         "gamma": [StrOptions({"auto", "scale"}), Interval(Real, 0, None, closed="neither")],
         "gamma_grid": ["array-like", None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **COMMON_CONSTRAINTS,
     }
 
     def __init__(self, M="auto", M_grid=None, update="squared-hinge", sampling="replacement",
-                 gamma="auto", gamma_grid=None, validation_fraction=0.2, n_jobs=None,
-                 random_state=None, verbose=0):
+                 kernel="rbf", gamma="auto", degree=3, coef0=0.0, gamma_grid=None,
+                 validation_fraction=0.2, class_weight=None, n_jobs=None, random_state=None,
+                 verbose=0):
         self.M = M
         self.M_grid = M_grid
         self.update = update
         self.sampling = sampling
+        self.kernel = kernel
         self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
         self.gamma_grid = gamma_grid
         self.validation_fraction = validation_fraction
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def _gamma_param(self):
+        return "scale" if self.gamma == "auto" else self.gamma
+
+    def _fit(self, problem):
         """One validated pass per (gamma, M) candidate; the best one is the model."""
         started = time.perf_counter()
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C")
-        X = check_csr_format(X)
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"MarginSGDSVC needs samples of at least 2 classes; got 1 class: "
-                             f"{self.classes_[0]!r}")
         rng = check_random_state(self.random_state)
-        candidates = self._candidates(X)
-        X_sq = row_sq_norms(X)
-        rows, held = self._split(y_enc, rng)
-        targets = binary_targets(y_enc, len(self.classes_))
+        candidates = self._candidates(problem.kernel)
+        X = problem.gram() if problem.kernel.on_gram else problem.X
+        X_sq = np.zeros(problem.n_samples) if problem.kernel.on_gram else row_sq_norms(X)
+        rows, held = self._split(problem.y, rng)
+        targets, weight, y_enc = problem.targets, problem.step_weights, problem.y
         scores, best = [], None
         with tqdm(total=len(candidates) * len(targets) * len(rows), disable=not self.verbose,
                   unit="draw", unit_scale=True, desc="MarginSGDSVC", leave=False) as bar:
-            for gamma, M in candidates:
+            for kernel, M in candidates:
                 order = draw_order(rows, self.sampling,
                                    np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
                 # the binary problems share the draws, so they share the out-of-bag rows
                 models = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                    delayed(run_pass)(X, X_sq, y_bin, gamma, M, self.update, order, bar)
+                    delayed(run_pass)(X, X_sq, y_bin, weight, kernel, M, self.update, order, bar)
                     for y_bin in targets)
                 val = np.setdiff1d(rows, order) if held is None else held
-                support, support_vectors, dual_coef = _union(models)
+                support, svt, dual_coef = _union(models)
                 # one kernel matrix against the union of the models' support vectors
-                decision = expansion(X, X_sq, val, np.ascontiguousarray(support_vectors.T),
-                                     X_sq[support], dual_coef, gamma)
-                offsets = np.array([accuracy_offset(decision[:, k], t[val])
+                decision = expansion(X, X_sq, val, svt, X_sq[support], support, dual_coef,
+                                     kernel)
+                offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
                                     for k, t in enumerate(targets)])
                 decision += offsets
                 labels = labels_from_decision(decision[:, 0] if len(models) == 1 else decision,
-                                              np.arange(len(self.classes_)))
-                accuracy = float(np.mean(labels == y_enc[val])) if len(val) else float("nan")
-                scores.append({"gamma": gamma, "M": M, "validation_accuracy": accuracy,
+                                              np.arange(len(problem.classes)))
+                accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
+                            if len(val) else float("nan"))
+                scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
                                "n_support": int(sum(len(r.support) for r in models))})
                 if best is None or accuracy > best[0]:      # ties: the candidate listed first
-                    best = (accuracy, gamma, M, models, offsets, len(val))
-        accuracy, self.gamma_, self.M_, models, self.intercept_, n_val = best
-        self.support_, self.support_vectors_, self.dual_coef_ = _union(models)
-        self.n_support_ = np.array([len(r.support) for r in models])
-        self.training_info_ = {
-            "candidates": scores, "validation_accuracy": accuracy, "n_validation": n_val,
-            "n_visited": [r.n_visited for r in models], "n_passes": len(candidates),
-            "time_fit_s": time.perf_counter() - started}
+                    best = (accuracy, kernel, M, models, offsets, len(val))
+        accuracy, kernel, M, models, offsets, n_val = best
+        support, _, dual_coef = _union(models)
+        info = {"candidates": scores, "validation_accuracy": accuracy, "n_validation": n_val,
+                "n_visited": [r.n_visited for r in models], "n_passes": len(candidates),
+                "time_fit_s": time.perf_counter() - started}
         if self.verbose:
-            print(f"MarginSGDSVC: gamma={self.gamma_:.4g}, M={self.M_:g}, "
-                  f"{len(self.support_)} support vectors, validation accuracy "
-                  f"{100 * accuracy:.2f} % on {n_val} rows, {len(candidates)} passes, "
-                  f"{self.training_info_['time_fit_s']:.2f} s")
-        return self
+            width = "" if kernel.gamma is None else f"gamma={kernel.gamma:.4g}, "
+            print(f"MarginSGDSVC: {width}M={M:g}, {len(support)} support vectors, validation "
+                  f"accuracy {100 * accuracy:.2f} % on {n_val} rows, {len(candidates)} passes, "
+                  f"{info['time_fit_s']:.2f} s")
+        return {
+            "classes_": problem.classes, "gamma_": kernel.gamma, "M_": M,
+            "support_": problem.rows[support],
+            "support_vectors_": problem.support_vectors(support), "dual_coef_": dual_coef,
+            "intercept_": offsets, "n_support_": np.array([len(r.support) for r in models]),
+            "training_info_": info,
+        }
 
-    def _candidates(self, X):
-        """The (gamma, M) pairs to try: the product of both grids ('auto') or one value."""
-        if self.gamma == "auto":
-            if self.gamma_grid is None:
-                scale = resolve_gamma("scale", X)
-                gammas = [f * scale for f in DEFAULT_GAMMA_FACTORS]
-            else:
-                gammas = _grid("gamma_grid", self.gamma_grid, positive=True)
+    def _candidates(self, kernel):
+        """The (kernel, M) pairs to try: the product of both grids ('auto') or one value.
+
+        ``kernel`` has gamma='scale' resolved when ``gamma='auto'``."""
+        if not uses_gamma(self.kernel) or self.gamma != "auto":
+            kernels = [kernel]
+        elif self.gamma_grid is None:
+            kernels = [replace(kernel, gamma=f * kernel.gamma) for f in DEFAULT_GAMMA_FACTORS]
         else:
-            gammas = [resolve_gamma(self.gamma, X)]
+            kernels = [replace(kernel, gamma=g)
+                       for g in _grid("gamma_grid", self.gamma_grid, positive=True)]
         if self.M == "auto":
             grid = DEFAULT_M_GRID[self.update] if self.M_grid is None else self.M_grid
             Ms = _grid("M_grid", grid, positive=False)
         else:
             Ms = [float(self.M)]
-        return [(g, m) for g in gammas for m in Ms]
+        return [(k, m) for k in kernels for m in Ms]
 
     def _split(self, y_enc, rng):
         """Rows the passes draw from, and held-out rows (None: the out-of-bag rows validate)."""
@@ -247,27 +284,5 @@ class MarginSGDSVC(ClassifierMixin, BaseEstimator):
         return train_test_split(rows, test_size=self.validation_fraction, stratify=stratify,
                                 random_state=rng.randint(np.iinfo(np.int32).max))
 
-    def decision_function(self, X):
-        """f(x) of each binary model.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes).
-        """
-        check_is_fitted(self, "dual_coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        X = check_csr_format(X)
-        decision = rbf_expansion(X, self.support_vectors_, self.dual_coef_.T, self.gamma_)
-        decision += self.intercept_
-        return decision[:, 0] if decision.shape[1] == 1 else decision
-
-    def predict(self, X):
-        """Predicted class labels."""
-        return labels_from_decision(self.decision_function(X), self.classes_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    def _decision(self, X):
+        return self._expansion_decision(X)

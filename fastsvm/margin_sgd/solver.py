@@ -30,8 +30,9 @@ def first_draws(order):
     return order[np.sort(first)]
 
 
-def accuracy_offset(f, y):
-    """Offset b that maximises the accuracy of sign(f + b) on validation values f, labels y (+-1).
+def accuracy_offset(f, y, weight=None):
+    """Offset b that maximises the weighted accuracy of sign(f + b) on validation values f,
+    labels y (+-1) and sample weights ``weight`` (default 1).
 
     Predicting +1 for the j largest f is optimal for some j (ties in f stay
     together); b puts the threshold midway between the j-th and (j+1)-th
@@ -39,32 +40,35 @@ def accuracy_offset(f, y):
     taken (the smallest correction).
 
     The offset is kept only where it clearly pays: of the c predictions it
-    changes, the correct ones must outnumber the wrong ones by more than
-    2 sqrt(c) (a one-sided sign test against b = 0) and by at least
-    ``_options.MARGIN_SGD_OFFSET_MIN_GAIN`` of the rows.  Otherwise, and when
-    y lacks either class, b = 0.  An offset moves every point where f is
-    about 0, those far from all support vectors with a narrow kernel, and
-    validation rows need not show them: ijcnn1's test set has 5,800 points
-    with -0.032 < f <= 0 where its training set has 64, and an offset of
-    0.032 that validation favoured cost 6 points of test accuracy.
+    changes, the weight of the correct ones must exceed that of the wrong
+    ones by more than 2 sqrt(sum of their squared weights) (a one-sided sign
+    test against b = 0: 2 sqrt(c) without weights) and by at least
+    ``_options.MARGIN_SGD_OFFSET_MIN_GAIN`` of the total weight.  Otherwise,
+    and when y lacks either class, b = 0.  An offset moves every point where
+    f is about 0, those far from all support vectors with a narrow kernel,
+    and validation rows need not show them: ijcnn1's test set has 5,800
+    points with -0.032 < f <= 0 where its training set has 64, and an offset
+    of 0.032 that validation favoured cost 6 points of test accuracy.
     """
     if np.all(y > 0) or np.all(y < 0):
         return 0.0
+    weight = np.ones(len(y)) if weight is None else weight
     order = np.argsort(-f, kind="stable")
-    fs, ys = f[order], y[order]
-    # errors when the j largest are predicted +1: negatives among them + positives after
-    neg_above = np.concatenate([[0], np.cumsum(ys < 0)])
-    pos_above = np.concatenate([[0], np.cumsum(ys > 0)])
+    fs, ys, ws = f[order], y[order], weight[order]
+    # error weight when the j largest are predicted +1: negatives among them + positives after
+    neg_above = np.concatenate([[0.0], np.cumsum(np.where(ys < 0, ws, 0.0))])
+    pos_above = np.concatenate([[0.0], np.cumsum(np.where(ys > 0, ws, 0.0))])
     errors = neg_above + (pos_above[-1] - pos_above)
     cuts = np.concatenate([[fs[0] + 1.0], 0.5 * (fs[:-1] + fs[1:]), [fs[-1] - 1.0]])
     valid = np.concatenate([[True], fs[:-1] > fs[1:], [True]])     # never split equal values
-    candidates = np.flatnonzero(valid & (errors == errors[valid].min()))
+    best = errors[valid].min()
+    candidates = np.flatnonzero(valid & (errors <= best + 1e-12 * ws.sum()))
     b = float(-cuts[candidates[np.argmin(np.abs(cuts[candidates]))]])
     changed = (f + b > 0) != (f > 0)
-    gain = np.count_nonzero(np.where(f[changed] + b > 0, 1.0, -1.0) == y[changed])
-    net = 2 * gain - np.count_nonzero(changed)
-    needed = max(2.0 * np.sqrt(np.count_nonzero(changed)),
-                 _options.MARGIN_SGD_OFFSET_MIN_GAIN * len(y))
+    right = np.where(f[changed] + b > 0, 1.0, -1.0) == y[changed]
+    net = float(np.sum(np.where(right, weight[changed], -weight[changed])))
+    needed = max(2.0 * np.sqrt(np.sum(weight[changed] ** 2)),
+                 _options.MARGIN_SGD_OFFSET_MIN_GAIN * float(weight.sum()))
     return b if net > needed else 0.0
 
 
@@ -73,7 +77,8 @@ class MarginSGDResult:
     """f(x) = sum_s dual[s] k(sv_s, x) for one binary problem; sv_s = svt[:, s]."""
 
     support: np.ndarray         # training indices of the support vectors, in the order added
-    svt: np.ndarray             # their rows as columns (n_features x n_SV), float64
+    svt: np.ndarray             # their rows as columns (n_features x n_SV, no rows for a
+                                # kernel matrix), float64
     sv_sq: np.ndarray           # their squared norms
     dual: np.ndarray            # y_s alpha_s
     visits: np.ndarray          # the decided points (first draws), in visiting order
@@ -94,65 +99,79 @@ def _dense_block(X, rows):
     return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
 
 
-def _f(X, rows, block, X_sq, svt, sv_sq, dual, gamma):
+def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel):
     """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j].
 
     ``block`` is X[rows] as a dense array (dot products by BLAS), or None
-    (CSR rows through compiled sparse axpys).
+    (CSR rows through compiled sparse axpys).  For a kernel matrix X the
+    values are looked up at the support vectors' rows ``support``.
     """
+    if kernel.on_gram:
+        return X[np.ix_(rows, support)] @ dual.T
     if block is not None:
         dots = block @ svt
     else:
         dots = np.empty((len(rows), svt.shape[1]))
         K.sparse_block_dots(X.data, X.indices, X.indptr, rows, svt, svt.shape[1], dots)
     out = np.empty((len(rows), dual.shape[0]))
-    K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, gamma, out)
+    gamma = 0.0 if kernel.gamma is None else kernel.gamma
+    K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, kernel.code, gamma, kernel.degree,
+                          kernel.coef0, out)
     return out
 
 
-def expansion(X, X_sq, rows, svt, sv_sq, dual, gamma):
+def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
-    shape (len(rows), n_models); the support vectors sv_j are the columns of ``svt``."""
-    dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
+    shape (len(rows), n_models); the support vectors sv_j are the columns of ``svt``
+    (training rows ``support``)."""
+    dense, step = _dense_rows(X) and not kernel.on_gram, _options.MARGIN_SGD_BLOCK
     parts = [rows[start:start + step] for start in range(0, len(rows), step)]
     return np.concatenate([np.empty((0, dual.shape[0]))] + [
-        _f(X, part, _dense_block(X, part) if dense else None, X_sq, svt, sv_sq, dual, gamma)
-        for part in parts])
+        _f(X, part, _dense_block(X, part) if dense else None, X_sq, svt, sv_sq, support, dual,
+           kernel) for part in parts])
 
 
-def run_pass(X, X_sq, y, gamma, M, update, order, progress=None):
+def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
     """One pass of margin SGD over the first draws in ``order`` (int64 row indices).
 
     ``X`` is a float C-ordered array or a canonical CSR matrix, ``X_sq`` its
-    squared row norms.  Visits are processed in blocks of
-    ``_options.MARGIN_SGD_BLOCK``: f at the block's points from the support
-    vectors found before it is one kernel-matrix product; the contributions of
-    support vectors added inside the block follow sequentially in compiled
-    code.  The result is that of visiting point by point.  The support-vector
-    storage grows by doubling, so memory follows the model size, not n.
+    squared row norms, ``weight`` the points' weights c_i and ``kernel`` a
+    :class:`fastsvm.kernels.Kernel`; for a kernel matrix ('precomputed',
+    callable) X is that n x n matrix and values are looked up.  Visits are
+    processed in blocks of ``_options.MARGIN_SGD_BLOCK``: f at the block's
+    points from the support vectors found before it is one kernel-matrix
+    product; the contributions of support vectors added inside the block
+    follow sequentially in compiled code.  The result is that of visiting
+    point by point.  The support-vector storage grows by doubling, so memory
+    follows the model size, not n.
     """
     visits = first_draws(order)
-    dense, d = _dense_rows(X), X.shape[1]
+    dense = _dense_rows(X) and not kernel.on_gram
+    d = 0 if kernel.on_gram else X.shape[1]
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
     dual, support = np.empty(capacity), np.empty(capacity, dtype=np.int64)
     n_sv = 0
     for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
         rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
-        block = _dense_block(X, rows)
+        if kernel.on_gram:
+            block = None
+            K_block = X[np.ix_(rows, rows)]
+        else:
+            block = _dense_block(X, rows)
+            K_block = kernel.from_dots(block @ block.T, X_sq[rows], X_sq[rows])
         f_before = _f(X, rows, block if dense else None, X_sq, svt[:, :n_sv], sv_sq[:n_sv],
-                      dual[None, :n_sv], gamma)[:, 0]
-        d2 = X_sq[rows, None] + X_sq[None, rows] - 2.0 * (block @ block.T)
-        K_block = np.exp(-gamma * np.maximum(d2, 0.0))
+                      support[:n_sv], dual[None, :n_sv], kernel)[:, 0]
         alpha = np.empty(len(rows))
-        K.decide_block(f_before, K_block, y[rows], M, UPDATES[update], alpha)
+        K.decide_block(f_before, K_block, y[rows], weight[rows], M, UPDATES[update], alpha)
         new = np.flatnonzero(alpha > 0)
         if n_sv + len(new) > capacity:
             capacity = max(2 * capacity, n_sv + len(new))
             svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
             sv_sq, dual, support = (np.resize(a, capacity) for a in (sv_sq, dual, support))
         end = n_sv + len(new)
-        svt[:, n_sv:end] = block[new].T
+        if not kernel.on_gram:
+            svt[:, n_sv:end] = block[new].T
         sv_sq[n_sv:end] = X_sq[rows[new]]
         dual[n_sv:end], support[n_sv:end] = y[rows[new]] * alpha[new], rows[new]
         n_sv = end

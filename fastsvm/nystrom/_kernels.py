@@ -8,10 +8,11 @@ the offset's weight:
 .. math::
 
     P(w) = \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_{i=1}^n
-    \max(0, 1 - y_i \langle w, (\phi_i, s)\rangle),
+    c_i \max(0, 1 - y_i \langle w, (\phi_i, s)\rangle),
 
-with stochastic subgradient :math:`g = \lambda w - [y_i\langle w, x_i\rangle < 1]\, y_i x_i`
-on a uniformly drawn example i (Snacks eq. (8)).  The kernels take the
+with stochastic subgradient :math:`g = \lambda w - [y_i\langle w, x_i\rangle < 1]\, c_i y_i x_i`
+on a uniformly drawn example i (Snacks eq. (8)); c_i is the example's step
+weight s_i n / S (1 without sample weights, see :mod:`fastsvm.base`).  The kernels take the
 example indices to visit (drawn by the driver), update ``w`` in place and
 return the number of margin violations; they never allocate.
 """
@@ -33,7 +34,8 @@ def _margin(Phi, i, w, bias_feature):
 
 
 @numba.njit(**JIT_OPTIONS)
-def assg_steps(Phi, y, bias_feature, order, lam, eta, center, radius, w, w_avg, avg_weight):
+def assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center, radius, w, w_avg,
+               avg_weight):
     """Inner loop of one ASSG stage (Snacks Alg. 1, lines 4-7, step (7)).
 
     For each index i of ``order``:
@@ -48,7 +50,7 @@ def assg_steps(Phi, y, bias_feature, order, lam, eta, center, radius, w, w_avg, 
         i = order[t]
         step = 0.0
         if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
-            step = eta * y[i]
+            step = eta * weight[i] * y[i]
             violations += 1
         dist_sq = 0.0
         for j in range(r):
@@ -68,11 +70,11 @@ def assg_steps(Phi, y, bias_feature, order, lam, eta, center, radius, w, w_avg, 
 
 
 @numba.njit(**JIT_OPTIONS)
-def pegasos_steps(Phi, y, bias_feature, order, lam, t0, project, w):
+def pegasos_steps(Phi, y, weight, bias_feature, order, lam, t0, project, w):
     """Pegasos steps (Shalev-Shwartz et al. 2011, Fig. 1, k = 1) from step counter t0.
 
     Step t = t0 + 1, t0 + 2, ...: eta_t = 1 / (lambda t),
-    w <- (1 - 1/t) w + [y_i <w, x_i> < 1] eta_t y_i x_i, then, with
+    w <- (1 - 1/t) w + [y_i <w, x_i> < 1] eta_t c_i y_i x_i, then, with
     ``project``, w is scaled back into the ball of radius 1 / sqrt(lambda)
     that holds the optimum.
     """
@@ -85,7 +87,7 @@ def pegasos_steps(Phi, y, bias_feature, order, lam, t0, project, w):
         shrink = 1.0 - 1.0 / tt
         step = 0.0
         if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
-            step = y[i] / (lam * tt)
+            step = weight[i] * y[i] / (lam * tt)
             violations += 1
         norm_sq = 0.0
         for j in range(r):

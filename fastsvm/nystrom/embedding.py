@@ -33,6 +33,13 @@ rank-deficient (duplicate landmarks, a wide kernel).
 
 The embedding of n points is computed in row chunks (``EMBED_CHUNK_BYTES``
 of float64 kernel block at a time) and written once into the output array.
+
+Any kernel of :mod:`fastsvm.kernels` works: k_m(x) is
+``Kernel.between(x, landmarks)``, so for 'precomputed' the landmarks are
+column indices of the given kernel values and for a callable the landmark
+rows are passed to it.  An indefinite kernel ('sigmoid') gives K_mm negative
+eigenvalues; they fall below the cut-off like the small ones, so the
+embedding keeps the positive part of K_mm.
 """
 
 from dataclasses import dataclass
@@ -42,17 +49,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _options
-from ..kernels import kernel_matrix, row_sq_norms
-
-
-def kernel_diagonal(X, kernel, gamma=None, degree=3, coef0=0.0):
-    """k(x_i, x_i) for every row of X, float64."""
-    if kernel in ("rbf", "laplacian"):
-        return np.ones(X.shape[0])
-    sq = row_sq_norms(X)
-    if kernel == "linear":
-        return sq
-    return (gamma * sq + coef0) ** degree
+from ..kernels import Kernel, _num_rows, _take
 
 
 def _chunk_rows(width):
@@ -68,53 +65,51 @@ def _dense_if_small(landmarks):
     return landmarks
 
 
+def nystrom_projection(K_mm, rtol=None):
+    """P = U_r diag(s_r)^(-1/2) from K_mm, keeping eigenvalues above ``rtol * max``."""
+    rtol = _options.NYSTROM_EIG_RTOL if rtol is None else rtol
+    s, U = scipy.linalg.eigh(K_mm, overwrite_a=True, check_finite=False)
+    s, U = s[::-1], U[:, ::-1]
+    if not s[0] > 0:
+        raise ValueError("the kernel matrix of the landmarks has no positive eigenvalue: every "
+                         "landmark maps to the zero vector (all-zero rows with a linear or poly "
+                         "kernel?)")
+    keep = s > rtol * s[0]
+    return np.ascontiguousarray(U[:, keep] / np.sqrt(s[keep]))
+
+
 @dataclass
 class NystromMap:
     """The fitted map x -> k_m(x)^T P (see the module docstring).
 
     Attributes
     ----------
-    landmarks : ndarray or csr_matrix of shape (m, n_features)
+    kernel : Kernel
+    landmarks : ndarray, csr_matrix or sequence
+        The m landmark rows (what the kernel takes); for 'precomputed' their
+        indices, the columns of the kernel values to read.
     projection : ndarray of shape (m, r)
         P = U_r diag(s_r)^(-1/2).
-    kernel, gamma, degree, coef0
-        The kernel and its parameters.
     """
 
+    kernel: Kernel
     landmarks: object
     projection: np.ndarray
-    kernel: str
-    gamma: float
-    degree: int
-    coef0: float
 
     def __post_init__(self):
         self.landmarks = _dense_if_small(self.landmarks)
 
     @classmethod
-    def fit(cls, landmarks, kernel="rbf", gamma=None, degree=3, coef0=0.0,
-            rtol=None):
-        """Eigendecompose K_mm of ``landmarks`` and keep eigenvalues above ``rtol * max``."""
-        rtol = _options.NYSTROM_EIG_RTOL if rtol is None else rtol
+    def fit(cls, kernel, landmarks):
+        """The map of ``landmarks`` (rows the kernel takes; not for 'precomputed', whose
+        K_mm is read from the kernel matrix: use :func:`nystrom_projection`)."""
         landmarks = _dense_if_small(landmarks)
-        K_mm = kernel_matrix(landmarks, landmarks, kernel, gamma, degree, coef0)
-        s, U = scipy.linalg.eigh(K_mm, overwrite_a=True, check_finite=False)
-        s, U = s[::-1], U[:, ::-1]
-        if not s[0] > 0:
-            raise ValueError("the kernel matrix of the landmarks is zero: every landmark maps to "
-                             "the zero vector (all-zero rows with a linear or poly kernel?)")
-        keep = s > rtol * s[0]
-        projection = np.ascontiguousarray(U[:, keep] / np.sqrt(s[keep]))
-        return cls(landmarks, projection, kernel, gamma, degree, coef0)
+        return cls(kernel, landmarks, nystrom_projection(kernel(landmarks, landmarks)))
 
     @property
     def n_components(self):
         """r, the dimension of the embedding."""
         return self.projection.shape[1]
-
-    def kernel_to_landmarks(self, X):
-        """k_m(x) for every row of X: the n x m float64 block K(X, landmarks)."""
-        return kernel_matrix(X, self.landmarks, self.kernel, self.gamma, self.degree, self.coef0)
 
     def transform(self, X, dtype=np.float32, progress=None):
         """Embed the rows of X: ndarray of shape (n_samples, r) and type ``dtype``.
@@ -122,7 +117,7 @@ class NystromMap:
         Computed in chunks of rows; ``progress`` (a tqdm-like object) is
         advanced by the rows done.
         """
-        out = np.empty((X.shape[0], self.n_components), dtype=dtype)
+        out = np.empty((_num_rows(X), self.n_components), dtype=dtype)
         # the product in the output's type: float32 is about 1.6x faster, and
         # the kernel block and projection are rounded once either way
         projection = self.projection.astype(dtype, copy=False)
@@ -135,7 +130,7 @@ class NystromMap:
     def apply(self, X, W):
         """embedding(X) @ W without storing the embedding: ndarray of shape (n_samples, W.shape[1])."""
         PW = self.projection @ W
-        out = np.empty((X.shape[0], W.shape[1]))
+        out = np.empty((_num_rows(X), W.shape[1]))
         for rows, block in self._kernel_blocks(X):
             out[rows] = block @ PW
         return out
@@ -143,13 +138,13 @@ class NystromMap:
     def _kernel_blocks(self, X):
         """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``."""
         size = _chunk_rows(self.projection.shape[0])
-        for start in range(0, X.shape[0], size):
+        for start in range(0, _num_rows(X), size):
             rows = slice(start, start + size)
-            yield rows, self.kernel_to_landmarks(X[rows])
+            yield rows, self.kernel.between(_take(X, rows), self.landmarks)
 
 
-def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef0=0.0):
-    r"""Indices of m distinct rows of X to serve as landmarks, sorted.
+def sample_landmarks(problem, m, method, rng):
+    r"""Indices of m distinct training rows of ``problem`` to serve as landmarks, sorted.
 
     ``method='uniform'``: m rows uniformly without replacement (the paper's
     experiments).
@@ -176,14 +171,12 @@ def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef
     ``LEVERAGE_SKETCH_SIZE`` rows; its cost is pool x sketch^2, independent
     of n.
     """
-    n = X.shape[0]
+    n = problem.n_samples
     if method == "uniform":
         return np.sort(rng.choice(n, m, replace=False))
     sketch = rng.choice(n, min(m, _options.LEVERAGE_SKETCH_SIZE, n), replace=False)
     pool = rng.choice(n, min(n, _options.LEVERAGE_POOL_FACTOR * m), replace=False)
-    params = dict(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
-    X_sketch = X[sketch]
-    s, U = scipy.linalg.eigh(kernel_matrix(X_sketch, X_sketch, **params), check_finite=False)
+    s, U = scipy.linalg.eigh(problem.block(sketch, sketch), check_finite=False)
     s = np.maximum(s, 0.0)
     M = len(sketch)
 
@@ -191,9 +184,9 @@ def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef
     B = np.empty((len(pool), M))
     rows = _chunk_rows(M)
     for start in range(0, len(pool), rows):
-        B[start:start + rows] = kernel_matrix(X[pool[start:start + rows]], X_sketch, **params) @ U
+        B[start:start + rows] = problem.block(pool[start:start + rows], sketch) @ U
     B **= 2
-    diag = kernel_diagonal(X[pool], **params)
+    diag = problem.diagonal(pool)
 
     def scores(lam):
         return np.maximum(diag - B @ (1.0 / (s + lam * M)), 0.0) / (lam * n)
@@ -211,4 +204,3 @@ def sample_landmarks(X, m, method, rng, kernel="rbf", gamma=None, degree=3, coef
     p += 1e-12 * p.max() + 1e-300
     chosen = rng.choice(len(pool), m, replace=False, p=p / p.sum())
     return np.sort(pool[chosen])
-

@@ -1,22 +1,21 @@
 """NystromSVC: the scikit-learn estimator for Snacks (Nystrom embedding + ASSG)."""
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils import TransformerTags, check_random_state
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted
 from tqdm.auto import tqdm
 
 from .. import _options
-from .._validation import check_csr_format
-from ..kernels import KERNELS, resolve_gamma
-from ..multiclass import binary_targets, labels_from_decision
-from .embedding import NystromMap, sample_landmarks
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, random_seeds
+from ..kernels import KERNELS
+from .embedding import NystromMap, _dense_if_small, nystrom_projection, sample_landmarks
 from .solver import solve_assg, solve_pegasos
 
 
@@ -24,7 +23,7 @@ from .solver import solve_assg, solve_pegasos
 MIN_STAGE_STEPS = 50_000
 
 
-class NystromSVC(ClassifierMixin, BaseEstimator):
+class NystromSVC(BaseSVC):
     r"""Kernel SVM on a Nystrom embedding, trained by accelerated stochastic subgradient (Snacks).
 
     Tanji, Della Vecchia, Glineur & Villa, "Snacks: a fast large-scale kernel
@@ -37,23 +36,36 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
     by Pegasos.
 
     Objective, with the offset b regularised like LIBLINEAR's (a constant
-    feature 1 when ``fit_intercept``):
+    feature 1 when ``fit_intercept``), sample weights s_i (class weight times
+    sample weight, 1 by default) and S = sum_i s_i:
 
     .. math::
 
-        \min_{w, b} \frac{\lambda}{2}(\|w\|^2 + b^2) + \frac{1}{n}\sum_{i=1}^n
-        \max(0, 1 - y_i(\langle w, \mathbb{x}_i\rangle + b)),
-        \qquad \lambda = \frac{1}{nC}.
+        \min_{w, b} \frac{\lambda}{2}(\|w\|^2 + b^2) + \frac{1}{S}\sum_{i=1}^n
+        s_i \max(0, 1 - y_i(\langle w, \mathbb{x}_i\rangle + b)),
+        \qquad \lambda = \frac{1}{SC}.
 
-    Multiplied by nC this is ``LinearSVC(C=C, loss='hinge')`` on the
-    embedding, and as m -> n it becomes ``SVC(C=C)`` with a regularised offset.
+    Multiplied by SC this is ``LinearSVC(C=C, loss='hinge')`` with the same
+    sample weights on the embedding, and as m -> n it becomes ``SVC(C=C)``
+    with a regularised offset.  A weight scales the example's stochastic
+    subgradient step by c_i = s_i n / S (examples are still drawn uniformly;
+    see :mod:`fastsvm.base`), so a weight of 2 is, in expectation, the example
+    drawn twice as often.
     (The paper writes :math:`\lambda\|w\|^2` but differentiates it as
     :math:`\lambda w`: its lambda is our lambda.)
 
     Stopping: the full training objective is evaluated after each stage of
     T = ``stage_steps`` steps; training stops when it changed by at most
-    ``tol`` relative to its value, or after ``max_stages`` stages.  The paper
-    runs a fixed K x T budget: ``tol=None`` does that.
+    ``tol`` relative to its value, or after ``max_stages`` stages (with a
+    ``ConvergenceWarning``).  The paper runs a fixed K x T budget:
+    ``tol=None`` does that.
+
+    Kernels: every kernel of SVC ('rbf', 'linear', 'poly', 'sigmoid',
+    'precomputed', a callable) and 'laplacian'.  Only the kernel between
+    the points and the landmarks is ever evaluated, so a callable costs
+    n x m evaluations, not n x n.  With 'precomputed', X holds
+    K(X, X_train) and the landmarks are columns of it.  The indefinite
+    'sigmoid' kernel keeps the positive part of K_mm.
 
     Multi-class problems are split one-vs-rest (the paper is binary only)
     over one shared embedding; the class with the largest decision value wins.
@@ -62,16 +74,18 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
     ----------
     C : float, default=1.0
         Regularisation, lambda = 1 / (n_samples * C).
-    kernel : {'rbf', 'laplacian', 'poly', 'linear'}, default='rbf'
+    kernel : {'rbf', 'laplacian', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
     gamma : float or 'scale', default='scale'
         Kernel width; 'scale' is 1 / (n_features * X.var()), as in SVC.
     degree : int, default=3
         Degree of the 'poly' kernel.
     coef0 : float, default=0.0
-        Constant of the 'poly' kernel.
+        Constant of the 'poly' and 'sigmoid' kernels.
     n_components : int, default=1000
-        Number of landmarks m (at most n_samples).  The embedding has
-        r <= m columns: eigenvalues of K_mm below a relative 1e-7 are cut off.
+        Number of landmarks m; on fewer training rows, all rows are
+        landmarks (with a warning, as scikit-learn's ``Nystroem``).  The
+        embedding has r <= m columns: eigenvalues of K_mm below a relative
+        1e-7 are cut off.
     landmarks : {'uniform', 'leverage'}, default='uniform'
         Uniform sampling without replacement, or approximate ridge
         leverage-score sampling (see
@@ -103,6 +117,9 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
         which training stops; None runs all ``max_stages`` stages.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset, as LIBLINEAR does).
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class, multiplying its samples' C as in SVC;
+        'balanced' is n_samples / (n_classes * bincount(y)).
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit; the result does
         not depend on it.
@@ -115,10 +132,11 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    gamma_ : float
-        The numeric kernel parameter used.
+    gamma_ : float or None
+        The numeric kernel parameter used (None for kernels without one).
     components_ : ndarray or csr_matrix of shape (n_landmarks, n_features_in_)
-        The landmarks (rows of the training data).
+        The landmarks (rows of the training data; as given for a callable
+        kernel; empty for 'precomputed').
     component_indices_ : ndarray of shape (n_landmarks,)
         Their row indices in the training data.
     normalization_ : ndarray of shape (n_landmarks, n_components_)
@@ -148,10 +166,8 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Real],
+        **KERNEL_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNELS) | {"laplacian"}), callable],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "landmarks": [StrOptions({"uniform", "leverage"})],
         "solver": [StrOptions({"assg", "pegasos"})],
@@ -162,15 +178,15 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
         "max_stages": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "fit_intercept": ["boolean"],
-        "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **COMMON_CONSTRAINTS,
     }
+    _kernels = KERNELS + ("laplacian", "callable")
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components=1000, landmarks="uniform", solver="assg", eta0="auto", radius0=None,
                  omega=2.0, stage_steps=None, max_stages=20, tol=1e-3, fit_intercept=True,
-                 n_jobs=None, random_state=None, verbose=0):
+                 class_weight=None, n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -186,80 +202,61 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
         self.max_stages = max_stages
         self.tol = tol
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Sample landmarks, embed X and solve the linear SVM on the embedding.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._fit(X, y)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y):
+    def fit_transform(self, X, y, sample_weight=None):
         """Fit on (X, y) and return the embedding of X (reused from the fit when X is float32).
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_), X's float type
+        ndarray of shape (n_samples, n_components_), float32 or X's float type
         """
-        X, Phi = self._fit(X, y)
-        return Phi if Phi.dtype == X.dtype else self.transform(X)
+        problem = self._problem(X, y, sample_weight)
+        fitted, Phi = self._fit_embedding(problem)
+        self._publish(fitted)
+        whole = len(problem.rows) == _num_samples(X)      # no row of weight 0 was dropped
+        return Phi if whole and getattr(X, "dtype", None) == Phi.dtype else self.transform(X)
 
-    def _fit(self, X, y):
-        """``fit``; returns the validated X and its embedding."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C")
-        X = check_csr_format(X)
-        check_classification_targets(y)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(f"NystromSVC needs samples of at least 2 classes; got 1 class: "
-                             f"{self.classes_[0]!r}")
-        n = X.shape[0]
-        if self.n_components > n:
-            raise ValueError(f"n_components={self.n_components} is larger than n_samples={n}: "
-                             "the landmarks are drawn from the training rows without "
-                             "replacement; use n_components <= n_samples")
-        rng = check_random_state(self.random_state)
-        seed_landmarks, *seeds = rng.randint(np.iinfo(np.int32).max,
-                                             size=1 + (1 if len(self.classes_) == 2 else
-                                                       len(self.classes_)))
+    def _fit(self, problem):
+        return self._fit_embedding(problem)[0]
+
+    def _fit_embedding(self, problem):
+        """Landmarks, the embedding and the linear SVM; returns (fitted attributes, embedding)."""
+        n, m = problem.n_samples, self.n_components
+        if m > n:
+            warnings.warn(f"n_components={m} is larger than the {n} training rows (of nonzero "
+                          f"weight): every row is a landmark, n_components_ <= {n}, and the "
+                          "embedding costs as much as the full kernel matrix", UserWarning)
+            m = n
+        seed_landmarks, *seeds = random_seeds(self.random_state, 1 + problem.n_models)
         info = {}
         started = time.perf_counter()
-        self.gamma_ = resolve_gamma(self.gamma, X) if self.kernel != "linear" else None
-        params = dict(kernel=self.kernel, gamma=self.gamma_, degree=self.degree,
-                      coef0=self.coef0)
-        idx = sample_landmarks(X, self.n_components, self.landmarks,
-                               np.random.default_rng(seed_landmarks), **params)
-        self.component_indices_ = idx
-        self.components_ = X[idx]
-        nystrom_map = NystromMap.fit(self.components_, **params)
-        self.normalization_ = nystrom_map.projection
-        self.n_components_ = nystrom_map.n_components
+        idx = sample_landmarks(problem, m, self.landmarks, np.random.default_rng(seed_landmarks))
+        kernel = problem.kernel
+        if kernel.name == "precomputed":
+            landmarks, K_mm = idx, problem.block(idx, idx)
+        else:   # dense when small: then dense and CSR input give the same K_mm
+            landmarks = _dense_if_small(problem.take(idx))
+            K_mm = kernel(landmarks, landmarks)
+        projection = nystrom_projection(K_mm)
+        training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
 
         start = time.perf_counter()
         with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
                   desc="NystromSVC embedding", leave=False) as bar:
-            Phi = nystrom_map.transform(X, dtype=np.dtype(_options.EMBED_DTYPE), progress=bar)
+            Phi = training_map.transform(problem.X, dtype=np.dtype(_options.EMBED_DTYPE),
+                                         progress=bar)
         info["time_embedding_s"] = time.perf_counter() - start
         info["embedding_shape"] = list(Phi.shape)
         info["embedding_bytes"] = int(Phi.nbytes)
 
         start = time.perf_counter()
-        results = self._solve(Phi, binary_targets(y_enc, len(self.classes_)), seeds)
+        results = self._solve(Phi, problem, seeds)
         info["time_solver_s"] = time.perf_counter() - start
         info["time_fit_s"] = time.perf_counter() - started
         info["objective"] = [r.objective for r in results]
@@ -267,74 +264,69 @@ class NystromSVC(ClassifierMixin, BaseEstimator):
         info["converged"] = [r.converged for r in results]
         if self.solver == "assg":
             info["eta0"] = [r.eta0 for r in results]
+        if self.tol is not None and not all(r.converged for r in results):
+            warnings.warn(f"NystromSVC did not reach tol={self.tol} within max_stages="
+                          f"{self.max_stages} stages; increase max_stages or tol",
+                          ConvergenceWarning)
         W = np.array([r.w for r in results])
         bias_feature = 1.0 if self.fit_intercept else 0.0
-        self.coef_ = W[:, :-1]
-        self.intercept_ = W[:, -1] * bias_feature
-        self.n_iter_ = np.array([r.n_stages for r in results])
-        self.training_info_ = info
+        n_iter = np.array([r.n_stages for r in results])
         if self.verbose:
             print(f"NystromSVC: embedding {Phi.shape[0]} x {Phi.shape[1]} in "
-                  f"{info['time_embedding_s']:.2f} s, {self.solver} {self.n_iter_.max()} stages "
+                  f"{info['time_embedding_s']:.2f} s, {self.solver} {n_iter.max()} stages "
                   f"in {info['time_solver_s']:.2f} s, objective {results[0].objective[-1]:.5g}")
-        return X, Phi
+        fitted = {
+            "classes_": problem.classes, "gamma_": kernel.gamma,
+            "component_indices_": problem.rows[idx],
+            # CSR landmarks stay sparse; nothing to keep for 'precomputed'
+            "components_": (np.empty((0, 0)) if kernel.name == "precomputed"
+                            else problem.take(idx)),
+            "normalization_": projection, "n_components_": projection.shape[1],
+            "coef_": W[:, :-1], "intercept_": W[:, -1] * bias_feature, "n_iter_": n_iter,
+            "training_info_": info,
+        }
+        return fitted, Phi
 
-    def _solve(self, Phi, targets, seeds):
-        n = Phi.shape[0]
-        lam = 1.0 / (n * self.C)
+    def _solve(self, Phi, problem, seeds):
+        n = problem.n_samples
+        lam = problem.lam(self.C)
+        weight = problem.step_weights
         bias_feature = 1.0 if self.fit_intercept else 0.0
         steps = max(n, MIN_STAGE_STEPS) if self.stage_steps is None else self.stage_steps
         radius0 = np.sqrt(2.0 / lam) if self.radius0 is None else self.radius0
-        total = steps * self.max_stages * len(targets)
-        with tqdm(total=total, disable=not self.verbose, unit="step", unit_scale=True,
-                  desc=f"NystromSVC {self.solver}", leave=False) as bar:
-            def solve_one(y_bin, seed):
-                rng = np.random.default_rng(seed)
-                if self.solver == "assg":
-                    eta0 = None if self.eta0 == "auto" else self.eta0
-                    return solve_assg(Phi, y_bin, bias_feature, lam, eta0, radius0,
-                                      self.omega, steps, self.max_stages, self.tol, rng, bar)
-                return solve_pegasos(Phi, y_bin, bias_feature, lam, steps, self.max_stages,
-                                     self.tol, rng, bar)
 
-            # the compiled steps release the GIL, so threads solve the binary problems in parallel
-            return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(solve_one)(y_bin, seed) for y_bin, seed in zip(targets, seeds))
+        def solve_one(item, bar):
+            y_bin, seed = item
+            rng = np.random.default_rng(seed)
+            if self.solver == "assg":
+                eta0 = None if self.eta0 == "auto" else self.eta0
+                return solve_assg(Phi, y_bin, weight, bias_feature, lam, eta0, radius0,
+                                  self.omega, steps, self.max_stages, self.tol, rng, bar)
+            return solve_pegasos(Phi, y_bin, weight, bias_feature, lam, steps, self.max_stages,
+                                 self.tol, rng, bar)
+
+        return self._fan_out(solve_one, zip(problem.targets, seeds),
+                             steps * self.max_stages * problem.n_models, "step")
 
     def transform(self, X):
-        """The Nystrom embedding of X, ndarray of shape (n_samples, n_components_), X's float type."""
-        X = self._validate_for_predict(X)
-        return self._nystrom_map().transform(X, dtype=X.dtype)
-
-    def decision_function(self, X):
-        """Decision values <w, embedding(x)> + b of each binary model.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes).
-        """
-        X = self._validate_for_predict(X)
-        decision = self._nystrom_map().apply(X, self.coef_.T) + self.intercept_
-        return decision[:, 0] if decision.shape[1] == 1 else decision
-
-    def _validate_for_predict(self, X):
+        """The Nystrom embedding of X, ndarray of shape (n_samples, n_components_)
+        (X's float type; float64 for a callable kernel)."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
-        return check_csr_format(X)
+        X = self._validate_for_predict(X)
+        return self._nystrom_map().transform(X, dtype=getattr(X, "dtype", np.float64))
+
+    def _decision(self, X):
+        """<w, embedding(x)> of each binary model."""
+        return self._nystrom_map().apply(X, self.coef_.T)
 
     def _nystrom_map(self):
-        return NystromMap(self.components_, self.normalization_, self.kernel, self.gamma_,
-                          self.degree, self.coef0)
-
-    def predict(self, X):
-        """Predicted class labels."""
-        return labels_from_decision(self.decision_function(X), self.classes_)
+        kernel = self._fitted_kernel()
+        landmarks = (self.component_indices_ if kernel.name == "precomputed"
+                     else self.components_)
+        return NystromMap(kernel, landmarks, self.normalization_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         # transform() keeps X's float type
         tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
         return tags

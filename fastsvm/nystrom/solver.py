@@ -6,11 +6,13 @@ feature ``bias_feature``),
 .. math::
 
     P(w) = \frac{\lambda}{2}\|w\|^2 + \frac{1}{n}\sum_{i=1}^n
-    \max(0, 1 - y_i \langle w, x_i\rangle), \qquad \lambda = \frac{1}{nC},
+    c_i \max(0, 1 - y_i \langle w, x_i\rangle), \qquad \lambda = \frac{1}{SC},
 
-which is scikit-learn's ``LinearSVC(C, loss='hinge')`` objective
-:math:`\frac12\|w\|^2 + C\sum_i \max(0, 1 - y_i\langle w, x_i\rangle)` divided
-by nC (the offset regularised like LIBLINEAR's, with ``intercept_scaling`` =
+with step weights c_i = s_i n / S of the sample weights s_i, S = sum_i s_i
+(all 1 without weights, and then lambda = 1/(nC)), which is scikit-learn's
+``LinearSVC(C, loss='hinge')`` objective
+:math:`\frac12\|w\|^2 + C\sum_i s_i \max(0, 1 - y_i\langle w, x_i\rangle)` divided
+by SC (the offset regularised like LIBLINEAR's, with ``intercept_scaling`` =
 ``bias_feature``).  The Snacks paper writes the objective with
 :math:`\lambda\|w\|^2` but its subgradient (8) with :math:`\lambda w`; we use
 :math:`\frac{\lambda}{2}\|w\|^2`, for which (8) is the subgradient.
@@ -35,11 +37,11 @@ from .. import _options
 from . import _kernels
 
 
-def primal_objective(Phi, y, w, bias_feature, lam):
+def primal_objective(Phi, y, weight, w, bias_feature, lam):
     """P(w) on all rows of the embedding (float64)."""
     f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
     hinge = np.maximum(0.0, 1.0 - y * f.astype(np.float64))
-    return 0.5 * lam * float(w @ w) + float(hinge.mean())
+    return 0.5 * lam * float(w @ w) + float(weight @ hinge) / len(y)
 
 
 @dataclass
@@ -71,15 +73,15 @@ def _converged(result, tol):
     return tol is not None and abs(previous - current) <= tol * current
 
 
-def _assg_stage(Phi, y, bias_feature, lam, w, eta, radius, steps, rng, progress):
+def _assg_stage(Phi, y, weight, bias_feature, lam, w, eta, radius, steps, rng, progress):
     """One ASSG stage from ``w``: returns (average of the projected iterates, violations)."""
     center = w.copy()
     w = w.copy()
     w_avg = np.zeros_like(w)
     violations = 0
     for order in _orders(Phi.shape[0], steps, rng, progress):
-        violations += _kernels.assg_steps(Phi, y, bias_feature, order, lam, eta, center, radius,
-                                          w, w_avg, 1.0 / steps)
+        violations += _kernels.assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center,
+                                          radius, w, w_avg, 1.0 / steps)
     return w_avg, violations
 
 
@@ -89,7 +91,7 @@ ETA_CALIBRATION_FACTOR = 4.0
 ETA_CALIBRATION_MAX_TRIALS = 8
 
 
-def _calibrate_eta(Phi, y, bias_feature, lam, radius, steps, rng, progress):
+def _calibrate_eta(Phi, y, weight, bias_feature, lam, radius, steps, rng, progress):
     """Choose eta_1 by trying the first stage with several step sizes (Bottou's calibration).
 
     All trials run stage 1 from w = 0 on the same examples; starting at
@@ -102,9 +104,9 @@ def _calibrate_eta(Phi, y, bias_feature, lam, radius, steps, rng, progress):
     w0 = np.zeros(Phi.shape[1] + 1)
 
     def trial(eta):
-        w, violations = _assg_stage(Phi, y, bias_feature, lam, w0, eta, radius, steps,
+        w, violations = _assg_stage(Phi, y, weight, bias_feature, lam, w0, eta, radius, steps,
                                     np.random.default_rng(seed), progress)
-        return eta, w, violations, primal_objective(Phi, y, w, bias_feature, lam)
+        return eta, w, violations, primal_objective(Phi, y, weight, w, bias_feature, lam)
 
     best = trial(ETA_CALIBRATION_START)
     for direction in (ETA_CALIBRATION_FACTOR, 1.0 / ETA_CALIBRATION_FACTOR):
@@ -119,8 +121,8 @@ def _calibrate_eta(Phi, y, bias_feature, lam, radius, steps, rng, progress):
     return best
 
 
-def solve_assg(Phi, y, bias_feature, lam, eta0, radius0, omega, stage_steps, max_stages, tol,
-               rng, progress=None):
+def solve_assg(Phi, y, weight, bias_feature, lam, eta0, radius0, omega, stage_steps, max_stages,
+               tol, rng, progress=None):
     """Accelerated stochastic subgradient (ASSG), Snacks Algorithm 1.
 
     Stage k starts from the previous stage's averaged iterate c = w_{k-1},
@@ -137,27 +139,28 @@ def solve_assg(Phi, y, bias_feature, lam, eta0, radius0, omega, stage_steps, max
     """
     n, r = Phi.shape
     w = np.zeros(r + 1)
-    result = SolverResult(w, [primal_objective(Phi, y, w, bias_feature, lam)])
+    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam)])
     eta, radius = eta0, radius0
     if eta is None:
-        eta, w, violations, objective = _calibrate_eta(Phi, y, bias_feature, lam, radius,
+        eta, w, violations, objective = _calibrate_eta(Phi, y, weight, bias_feature, lam, radius,
                                                        stage_steps, rng, progress)
         result.violations.append(violations)
         result.objective.append(objective)
         eta, radius = eta / omega, radius / omega
     result.eta0 = eta * omega ** len(result.violations)
     while result.n_stages < max_stages and not (result.n_stages and _converged(result, tol)):
-        w, violations = _assg_stage(Phi, y, bias_feature, lam, w, eta, radius, stage_steps, rng,
-                                    progress)
+        w, violations = _assg_stage(Phi, y, weight, bias_feature, lam, w, eta, radius,
+                                    stage_steps, rng, progress)
         result.violations.append(violations)
-        result.objective.append(primal_objective(Phi, y, w, bias_feature, lam))
+        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam))
         eta, radius = eta / omega, radius / omega
     result.converged = _converged(result, tol)
     result.w = w
     return result
 
 
-def solve_pegasos(Phi, y, bias_feature, lam, stage_steps, max_stages, tol, rng, progress=None):
+def solve_pegasos(Phi, y, weight, bias_feature, lam, stage_steps, max_stages, tol, rng,
+                  progress=None):
     """Pegasos (step 1 / (lambda t), projection onto the ball of radius 1/sqrt(lambda)).
 
     The baseline of the Snacks paper on the same embedding; returns the last
@@ -165,14 +168,15 @@ def solve_pegasos(Phi, y, bias_feature, lam, stage_steps, max_stages, tol, rng, 
     """
     n, r = Phi.shape
     w = np.zeros(r + 1)
-    result = SolverResult(w, [primal_objective(Phi, y, w, bias_feature, lam)])
+    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam)])
     t = 0
     while result.n_stages < max_stages and not (result.n_stages and _converged(result, tol)):
         violations = 0
         for order in _orders(n, stage_steps, rng, progress):
-            violations += _kernels.pegasos_steps(Phi, y, bias_feature, order, lam, t, True, w)
+            violations += _kernels.pegasos_steps(Phi, y, weight, bias_feature, order, lam, t, True,
+                                                 w)
             t += order.shape[0]
         result.violations.append(violations)
-        result.objective.append(primal_objective(Phi, y, w, bias_feature, lam))
+        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam))
     result.converged = _converged(result, tol)
     return result

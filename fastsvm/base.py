@@ -1,0 +1,385 @@
+r"""What every fastsvm classifier shares: validation, weights, kernels, one-vs-rest and publishing.
+
+scikit-learn's ``BaseLibSVM`` carries SVC, NuSVC and SVR through one ``fit``;
+:class:`BaseSVC` does the same for fastsvm's solvers.  ``fit`` turns the
+caller's (X, y, sample_weight) into a :class:`TrainingProblem`, hands it to
+the estimator's ``_fit`` (the solver-specific part, which returns the fitted
+attributes) and publishes the attributes only once the fit completed.
+
+Weights (SVC's meaning)
+-----------------------
+Sample i carries the weight s_i = class_weight[y_i] * sample_weight[i]; it
+multiplies the sample's loss term, that is its C.  'balanced' is
+n_samples / (n_classes * bincount(y)) as in SVC.  Every solver minimises the
+weighted objective written in its SVC form, divided by C S:
+
+.. math::
+
+    \frac12\|w\|^2 + C \sum_i s_i\, \ell_i(w)
+    \quad\Longleftrightarrow\quad
+    \frac{\lambda}{2}\|w\|^2 + \frac{1}{S}\sum_i s_i\, \ell_i(w),
+    \qquad \lambda = \frac{1}{C S},\quad S = \sum_i s_i,
+
+which for unit weights is the papers' lambda = 1/(nC).  A weight of 2 is the
+row appearing twice (S grows by one in both cases), scaling every weight by c
+is C times c, as for SVC, and rows of weight 0 are dropped before anything
+else (gamma='scale' included), so they are exactly as if absent.
+Stochastic solvers sample rows uniformly and scale each row's subgradient
+step by its *step weight* s_i n / S (:attr:`TrainingProblem.step_weights`),
+the weight of the average (1/n) sum_i (s_i n / S) l_i of the same objective:
+the visiting schedule of the unweighted algorithm is kept, and with equal
+weights the step weights are exactly 1, so the unweighted algorithm is
+reproduced bit for bit.
+"""
+
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (_check_sample_weight, _num_samples, check_consistent_length,
+                                      check_is_fitted, column_or_1d, validate_data)
+from tqdm.auto import tqdm
+
+from . import _options
+from ._validation import check_csr_format
+from .kernels import KERNELS, Kernel
+from .multiclass import binary_targets, labels_from_decision
+
+#: Constraints of the kernel parameters, SVC's (every estimator validates all of
+#: SVC's kernels and explains the ones its method cannot take).
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [StrOptions({"scale"}), Interval(Real, 0, None, closed="neither")],
+    "degree": [Interval(Integral, 0, None, closed="left")],
+    "coef0": [Real],
+}
+#: Constraints of the parameters every estimator has.
+COMMON_CONSTRAINTS = {
+    "class_weight": [dict, StrOptions({"balanced"}), None],
+    "n_jobs": [Integral, None],
+    "verbose": ["verbose"],
+}
+
+
+def _sparse_format(kernel):
+    """What validate_data accepts: CSR (other formats converted), nothing for a kernel matrix."""
+    return False if kernel == "precomputed" else "csr"
+
+
+def random_seeds(random_state, count):
+    """``count`` int32 seeds drawn from ``random_state`` (one per binary problem, drawn
+    up front so that results do not depend on ``n_jobs``)."""
+    return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=count)
+
+
+@dataclass
+class TrainingProblem:
+    """The validated training data of one ``fit``, in the form the solvers take.
+
+    Attributes
+    ----------
+    X : ndarray, csr_matrix or sequence
+        The training rows: a C-ordered float32/float64 array or a canonical
+        CSR matrix; for ``kernel='precomputed'`` the dense float64 n x n kernel
+        matrix; for a callable kernel the rows as the caller gave them.
+    y : ndarray of shape (n,)
+        Class index of each row (into ``classes``).
+    classes : ndarray of shape (n_classes,)
+    weights : ndarray of shape (n,)
+        s_i > 0, class weight times sample weight (rows of weight 0 are dropped).
+    rows : ndarray of shape (n,)
+        Index of each row in the caller's X.
+    kernel : Kernel
+        The kernel, with 'scale' resolved on X.
+    """
+
+    X: object
+    y: np.ndarray
+    classes: np.ndarray
+    weights: np.ndarray
+    rows: np.ndarray
+    kernel: Kernel
+    _gram: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def n_samples(self):
+        return len(self.y)
+
+    @property
+    def n_models(self):
+        """Binary problems: 1 for two classes, else one per class (one-vs-rest)."""
+        return 1 if len(self.classes) == 2 else len(self.classes)
+
+    @property
+    def targets(self):
+        """The +-1 float64 targets of each binary problem (see :mod:`fastsvm.multiclass`)."""
+        return binary_targets(self.y, len(self.classes))
+
+    @property
+    def weight_sum(self):
+        """S = sum_i s_i."""
+        return float(self.weights.sum())
+
+    def lam(self, C):
+        """lambda = 1 / (C S), the regularisation of the averaged weighted objective."""
+        return 1.0 / (C * self.weight_sum)
+
+    @property
+    def step_weights(self):
+        """s_i n / S: each row's factor in the average (1/n) sum_i (s_i n / S) l_i
+        (exactly 1 for equal weights)."""
+        return self.weights * (self.n_samples / self.weight_sum)
+
+    def gram(self):
+        """The n x n kernel matrix of the training rows (for 'precomputed' and callables).
+
+        A callable is evaluated once, as SVC does; the matrix must fit in
+        ``_options.GRAM_MAX_BYTES``.
+        """
+        if self.kernel.name == "precomputed":
+            return self.X
+        if self._gram is None:
+            n = self.n_samples
+            if 8 * n * n > _options.GRAM_MAX_BYTES:
+                raise ValueError(
+                    f"a callable kernel is evaluated once into the {n} x {n} kernel matrix "
+                    f"({8 * n * n / 2**30:.1f} GiB), more than fastsvm._options.GRAM_MAX_BYTES "
+                    f"({_options.GRAM_MAX_BYTES / 2**30:.1f} GiB) allows; use a built-in kernel, "
+                    "or NystromSVC, which evaluates a callable against its landmarks only")
+            self._gram = self.kernel(self.X, self.X)
+        return self._gram
+
+    def block(self, a, b):
+        """K(x_a, x_b) between training rows (index arrays ``a`` and ``b``), float64."""
+        if self.kernel.on_gram and (self.kernel.name == "precomputed" or self._gram is not None):
+            return self.gram()[np.ix_(a, b)]
+        return self.kernel(self.take(a), self.take(b))
+
+    def diagonal(self, rows):
+        """k(x_i, x_i) of the training rows ``rows``."""
+        if self.kernel.name == "precomputed":
+            return np.array(self.X[rows, rows], dtype=np.float64)
+        return self.kernel.diagonal(self.take(rows))
+
+    def take(self, rows):
+        """The training rows ``rows`` as stored (array, CSR rows or the caller's sequence)."""
+        return _safe_indexing(self.X, rows)
+
+    def support_vectors(self, rows):
+        """The rows ``rows`` as a model keeps them for prediction: dense float64 features,
+        the caller's rows for a callable kernel, and nothing (shape (0, 0), as SVC) for
+        'precomputed', whose prediction looks support vectors up by index."""
+        if self.kernel.name == "precomputed":
+            return np.empty((0, 0))
+        if self.kernel.name == "callable":
+            return self.take(rows)
+        block = self.X[rows]
+        return block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
+
+
+class BaseSVC(ClassifierMixin, BaseEstimator):
+    """Base of fastsvm's classifiers (see the module docstring).
+
+    A subclass sets ``_parameter_constraints``, ``_kernels`` (the kernels its
+    method supports, 'callable' for callables) with ``_kernel_reason`` (why
+    not the others), and implements ``_fit(problem) -> dict`` of fitted
+    attributes and ``_decision(X) -> (n_samples, n_models)`` without the
+    intercept.
+    """
+
+    _kernels = KERNELS + ("callable",)
+    _kernel_reason = ""
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model on (X, y).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows; for ``kernel='precomputed'`` the kernel matrix of
+            shape (n_samples, n_samples); for a callable kernel anything the
+            callable takes.
+        y : array-like of shape (n_samples,)
+            Class labels of any type.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights (>= 0), multiplying the sample's loss term (its
+            C), times ``class_weight``; None means 1.
+
+        Returns
+        -------
+        self
+        """
+        self._publish(self._fit(self._problem(X, y, sample_weight)))
+        return self
+
+    def _problem(self, X, y, sample_weight, classes=None, reset=True, partial=False):
+        """Validate the parameters and (X, y, sample_weight); build the TrainingProblem.
+
+        ``classes`` fixes the classes instead of taking those of y;
+        ``partial`` (a ``partial_fit`` batch) allows classes of zero weight
+        in the batch and refuses class_weight='balanced'.
+        """
+        self._check_parameters()
+        kernel = self._kernel_param()
+        if callable(kernel):
+            check_consistent_length(X, y)
+            y = column_or_1d(y, warn=True)
+        else:
+            if kernel == "precomputed" and sp.issparse(X):
+                raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
+                                "matrix as a dense array")
+            X, y = validate_data(self, X, y, accept_sparse=_sparse_format(kernel),
+                                 dtype=np.float64 if kernel == "precomputed" else
+                                 [np.float64, np.float32], order="C", reset=reset)
+            X = check_csr_format(X)
+            if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+                raise ValueError(f"Precomputed matrix must be a square matrix. Input is a "
+                                 f"{X.shape[0]}x{X.shape[1]} matrix.")
+        check_classification_targets(y)
+        y_enc = None
+        if classes is None:
+            classes, y_enc = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
+                             f"got 1 class: {classes[0]!r}")
+        if y_enc is None:
+            unknown = np.setdiff1d(y, classes)
+            if unknown.size:
+                raise ValueError(f"labels {unknown!r} are not among the classes {classes!r} "
+                                 "(pass every class with classes= on the first call)")
+            y_enc = np.searchsorted(classes, y)
+        weights = self._sample_weights(X, y, y_enc, classes, sample_weight, partial)
+        rows = np.flatnonzero(weights > 0)
+        if len(rows) < len(weights):
+            X = (X[np.ix_(rows, rows)] if kernel == "precomputed" else _safe_indexing(X, rows))
+            y_enc, weights = y_enc[rows], weights[rows]
+        resolved = Kernel.resolve(kernel, self._gamma_param(), getattr(self, "degree", 3),
+                                  getattr(self, "coef0", 0.0), X)
+        return TrainingProblem(X, y_enc.astype(np.intp), classes, weights, rows, resolved)
+
+    def _sample_weights(self, X, y, y_enc, classes, sample_weight, partial):
+        """s_i = class weight x sample weight, validated (see the module docstring)."""
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                       ensure_non_negative=True)
+        if self.class_weight is not None:
+            if isinstance(self.class_weight, str) and partial:
+                raise ValueError("class_weight='balanced' needs every label at once; for "
+                                 "partial_fit compute the weights with "
+                                 "sklearn.utils.class_weight.compute_class_weight on all labels "
+                                 "and pass them as a dict")
+            per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes, y=y),
+                                   dtype=np.float64)
+            if not np.all(np.isfinite(per_class) & (per_class >= 0)):
+                raise ValueError(f"class_weight must be finite and >= 0; got "
+                                 f"{dict(zip(classes.tolist(), per_class.tolist()))}")
+            weights = weights * per_class[y_enc]
+        total = weights.sum()
+        if not np.isfinite(total):
+            raise ValueError("the sample weights (times class_weight) sum to infinity; "
+                             "scale them down")
+        if total == 0:
+            raise ValueError("all samples have zero weight (sample_weight times class_weight)")
+        if not partial:
+            per_class_total = np.bincount(y_enc, weights=weights, minlength=len(classes))
+            empty = classes[per_class_total == 0]
+            if len(empty):
+                raise ValueError(f"every sample of class {empty[0]!r} has weight 0 "
+                                 "(sample_weight times class_weight): give them positive "
+                                 "weights or remove the class from y")
+        return weights
+
+    def _check_parameters(self):
+        """Finite numeric parameters and a kernel the method supports (clear errors)."""
+        for name, value in self.get_params(deep=False).items():
+            if (isinstance(value, Real) and not isinstance(value, (bool, Integral))
+                    and not np.isfinite(value)):
+                raise ValueError(f"{name} must be finite; got {value!r}")
+        kernel = self._kernel_param()
+        name = "callable" if callable(kernel) else kernel
+        if name not in self._kernels:
+            raise ValueError(f"{type(self).__name__} does not support kernel={kernel!r}: "
+                             f"{self._kernel_reason}")
+
+    def _kernel_param(self):
+        return getattr(self, "kernel", "linear")
+
+    def _gamma_param(self):
+        """The gamma to resolve into the problem's kernel."""
+        return getattr(self, "gamma", "scale")
+
+    def _publish(self, fitted):
+        """Set the fitted attributes at once, dropping those of an earlier fit that this
+        fit does not have (another kernel, another solver)."""
+        stale = [name for name in vars(self) if name.endswith("_") and not name.startswith("_")
+                 and name not in ("n_features_in_", "feature_names_in_") and name not in fitted]
+        for name in stale:
+            delattr(self, name)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+
+    def _fan_out(self, solve, items, total, unit):
+        """``solve(item, bar)`` for every item (binary problems), in threads: the compiled
+        kernels release the GIL.  ``bar`` is a shared tqdm progress bar of ``total`` units."""
+        with tqdm(total=total, disable=not self.verbose, unit=unit, unit_scale=True,
+                  desc=type(self).__name__, leave=False) as bar:
+            return Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(solve)(item, bar) for item in items)
+
+    # -------------------------------------------------------------- predict
+    def decision_function(self, X):
+        """Decision values of each binary model.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive means
+        ``classes_[1]``), else (n_samples, n_classes) (one-vs-rest).
+        """
+        check_is_fitted(self, "intercept_")
+        decision = self._decision(self._validate_for_predict(X)) + self.intercept_
+        return decision[:, 0] if decision.shape[1] == 1 else decision
+
+    def predict(self, X):
+        """Predicted class labels."""
+        return labels_from_decision(self.decision_function(X), self.classes_)
+
+    def _validate_for_predict(self, X):
+        kernel = self._kernel_param()
+        if callable(kernel):
+            if _num_samples(X) == 0:
+                raise ValueError("X has 0 samples")
+            return X
+        if kernel == "precomputed" and sp.issparse(X):
+            raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
+                            "matrix as a dense array")
+        X = validate_data(self, X, accept_sparse=_sparse_format(kernel),
+                          dtype=[np.float64, np.float32], reset=False)
+        return check_csr_format(X)
+
+    def _fitted_kernel(self):
+        """The kernel of the fitted model (gamma as resolved by the fit)."""
+        kernel = self._kernel_param()
+        return Kernel("callable" if callable(kernel) else kernel, getattr(self, "gamma_", None),
+                      int(getattr(self, "degree", 3)), float(getattr(self, "coef0", 0.0)),
+                      kernel if callable(kernel) else None)
+
+    def _expansion_decision(self, X):
+        """sum_j dual_coef_[m, j] k(sv_j, x) of each model m (kernel-expansion models)."""
+        kernel = self._fitted_kernel()
+        centers = self.support_ if kernel.name == "precomputed" else self.support_vectors_
+        return kernel.expansion(X, centers, self.dual_coef_.T)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        kernel = self._kernel_param()
+        tags.input_tags.sparse = kernel != "precomputed"
+        tags.input_tags.pairwise = kernel == "precomputed"
+        return tags
