@@ -166,7 +166,7 @@ def fit_one(X_train, y_train, X_test, y_test, **params):
     row = {k: info[k] for k in INFO_KEYS}
     row.update({k: info[k] for k in DIAG_KEYS if k in info})
     row["accuracy"] = float(clf.score(X_test, y_test))
-    row["n_support"] = int(len(clf.dual_coef_))
+    row["n_support"] = int(clf.dual_coef_.shape[1])
     return row
 
 

@@ -78,7 +78,7 @@ def run_budget_svc(X_train, y_train, X_test, y_test, C, gamma, budget, epochs, r
         acc, pred_s = H.timed(clf.score, X_test, y_test)
         info = clf.training_info_
         rows.append({"seed": seed, "fit_s": fit_s, "predict_s": pred_s, "accuracy": float(acc),
-                     "n_support": int(len(clf.dual_coef_)),
+                     "n_support": int(clf.dual_coef_.shape[1]),
                      **{k: info[k] for k in ("time_fit_s", "time_maintenance_s", "merges",
                                              "merge_frequency", "steps_per_second",
                                              "us_per_merge")}})

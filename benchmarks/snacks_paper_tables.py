@@ -101,7 +101,7 @@ def objective(Phi, y_enc, n_classes, W, b, lam):
     from fastsvm.multiclass import binary_targets
     from fastsvm.nystrom.solver import primal_objective
 
-    values = [primal_objective(Phi, yb, np.r_[w, c], 1.0, lam)
+    values = [primal_objective(Phi, yb, np.ones(len(yb)), np.r_[w, c], 1.0, lam)
               for yb, w, c in zip(binary_targets(y_enc, n_classes), W, b)]
     return float(np.mean(values))
 
@@ -156,8 +156,8 @@ def run_on_embedding(model, clf, Phi, y_enc, Phi_t, yt, C):
         W = []
         for c, yb in enumerate(targets):
             if model == "Pegasos":
-                res = solve_pegasos(Phi, yb, 1.0, lam, max(n, MIN_STAGE_STEPS), clf.max_stages,
-                                    clf.tol, np.random.default_rng(c))
+                res = solve_pegasos(Phi, yb, np.ones(n), 1.0, lam, max(n, MIN_STAGE_STEPS),
+                                    clf.max_stages, clf.tol, np.random.default_rng(c))
                 W.append(res.w)
             else:
                 with warnings.catch_warnings():
