@@ -130,8 +130,8 @@ def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
     with zipfile.ZipFile(model_file) as zf:
         names = set(zf.namelist())
     assert names == {f"{k}.npy" for k in (
-        "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "dual_coef_", "n_support_",
-            "intercept_")}
+        "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "support_", "dual_coef_",
+        "n_support_", "intercept_")}
     entries = _read_entries(model_file)  # allow_pickle=False
     for key, arr in entries.items():
         assert arr.dtype != object, key
@@ -143,7 +143,7 @@ def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
     assert entries["gamma_"].shape == () and entries["gamma_"] == binary_model.gamma_
     meta = _meta(model_file)
     assert meta["format"] == "fastsvm-model"
-    assert meta["version"] == FORMAT_VERSION == 1
+    assert meta["version"] == FORMAT_VERSION == 2
     assert meta["estimator"] == "BudgetSVC"
     assert meta["params"] == binary_model.get_params()
     assert meta["classes_dtype"] == binary_model.classes_.dtype.str
@@ -180,7 +180,7 @@ def test_save_rejects_other_estimators(tmp_path):
     from sklearn.svm import SVC
 
     clf = SVC().fit([[0.0], [1.0]], [0, 1])
-    with pytest.raises(TypeError, match="BudgetSVC"):
+    with pytest.raises(TypeError, match="BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC"):
         save_model(clf, tmp_path / "m.npz")
 
 
@@ -189,7 +189,7 @@ def test_save_rejects_non_finite_coefficients(binary_model, tmp_path):
 
     broken = copy.deepcopy(binary_model)
     broken.dual_coef_ = broken.dual_coef_.copy()
-    broken.dual_coef_[0] = np.nan
+    broken.dual_coef_[0, 0] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
         save_model(broken, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
@@ -319,7 +319,7 @@ def test_missing_array(model_file, tmp_path, key):
 
 def test_nan_in_dual_coef(model_file, tmp_path):
     coef = _read_entries(model_file)["dual_coef_"].copy()
-    coef[1] = np.nan
+    coef[0, 1] = np.nan
     bad = _rewrite(model_file, tmp_path / "nan.npz", dual_coef_=coef)
     _assert_format_error(bad, "non-finite")
 
@@ -334,10 +334,11 @@ def test_inf_in_support_vectors_and_gamma(model_file, tmp_path):
 
 def test_shape_mismatches(model_file, tmp_path):
     e = _read_entries(model_file)
-    n_sv = len(e["dual_coef_"])
+    n_sv = e["dual_coef_"].shape[1]
     cases = {
         "sum": dict(n_support_=np.array([n_sv + 1], dtype=np.int64)),
-        "coef": dict(dual_coef_=e["dual_coef_"][:-1]),
+        "coef": dict(dual_coef_=e["dual_coef_"][:, :-1]),
+        "support": dict(support_=e["support_"][:-1]),
         "columns": dict(support_vectors_=e["support_vectors_"][:, :-1]),
         "n_features": dict(n_features_in_=np.array(7, dtype=np.int64)),
         "models": dict(n_support_=np.array([n_sv - 1, 1], dtype=np.int64)),
@@ -345,7 +346,8 @@ def test_shape_mismatches(model_file, tmp_path):
         "classes": dict(classes_=e["classes_"][:1]),
         "classes_dup": dict(classes_=np.array([1, 1])),
         "sv_1d": dict(support_vectors_=e["support_vectors_"].ravel()),
-        "coef_2d": dict(dual_coef_=e["dual_coef_"][None, :]),
+        "coef_1d": dict(dual_coef_=e["dual_coef_"][0]),
+        "coef_3d": dict(dual_coef_=e["dual_coef_"][None]),
         "n_support_float": dict(n_support_=e["n_support_"].astype(float)),
     }
     for name, change in cases.items():
@@ -361,7 +363,7 @@ def test_multiclass_needs_one_model_per_class(data, tmp_path):
     e = _read_entries(path)
     ns = e["n_support_"]
     merged = np.array([ns[0] + ns[1], ns[2]], dtype=np.int64)  # 2 models for 3 classes
-    _assert_format_error(_rewrite(path, tmp_path / "bad.npz", n_support_=merged), "binary models")
+    _assert_format_error(_rewrite(path, tmp_path / "bad.npz", n_support_=merged), "binary model")
 
 
 def test_object_array_entry_is_rejected(model_file, tmp_path):
@@ -370,3 +372,119 @@ def test_object_array_entry_is_rejected(model_file, tmp_path):
     bad = tmp_path / "pickled.npz"
     np.savez_compressed(bad, **entries)
     _assert_format_error(bad)
+
+
+# --------------------------------------------------------------------------
+# Every estimator, every kind of model
+# --------------------------------------------------------------------------
+
+from fastsvm import HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC  # noqa: E402
+
+ROUND_TRIPS = {
+    "budget-remove-poly": lambda: BudgetSVC(kernel="poly", gamma=0.5, coef0=1.0, budget=15,
+                                            maintenance="remove", random_state=0),
+    "budget-precomputed": lambda: BudgetSVC(kernel="precomputed", budget=15,
+                                            maintenance="remove", random_state=0),
+    "nystrom": lambda: NystromSVC(n_components=30, random_state=0),
+    "nystrom-sparse": lambda: NystromSVC(n_components=30, random_state=0),
+    "nystrom-linear": lambda: NystromSVC(kernel="linear", n_components=30, random_state=0),
+    "nystrom-precomputed": lambda: NystromSVC(kernel="precomputed", n_components=30,
+                                              random_state=0),
+    "huber": lambda: HuberSVC(class_weight={0: 2.0, 1: 1.0, 2: 0.5}),
+    "pegasos-linear": lambda: PegasosSVC(max_iter=200, random_state=0),
+    "pegasos-rbf": lambda: PegasosSVC(kernel="rbf", max_iter=100, random_state=0),
+    "pegasos-sigmoid": lambda: PegasosSVC(kernel="sigmoid", margin_bounds=False, max_iter=100,
+                                          random_state=0),
+    "margin-sgd": lambda: MarginSGDSVC(M=1.0, gamma="scale", random_state=0,
+                                       class_weight="balanced"),
+    "margin-sgd-precomputed": lambda: MarginSGDSVC(kernel="precomputed", M=0.5, random_state=0),
+}
+
+
+def _inputs(case, X):
+    """Training and test input of a case: the data, CSR, or the linear kernel matrix."""
+    import scipy.sparse as sp
+
+    if case.endswith("precomputed"):
+        return X @ X.T, X[:20] @ X.T
+    if case.endswith("sparse"):
+        X = np.where(np.abs(X) > 0.5, X, 0.0)
+        return sp.csr_matrix(X), sp.csr_matrix(X[:20])
+    return X, X[:20]
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_TRIPS))
+def test_every_estimator_round_trips(case, data, tmp_path):
+    import warnings
+
+    X, y = data
+    X_fit, X_test = _inputs(case, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # ConvergenceWarning of the short fits
+        clf = ROUND_TRIPS[case]().fit(X_fit, y)
+    path = tmp_path / f"{case}.npz"
+    save_model(clf, path)
+    loaded = load_model(path)
+    assert type(loaded) is type(clf)
+    assert loaded.get_params() == clf.get_params()
+    np.testing.assert_array_equal(loaded.decision_function(X_test), clf.decision_function(X_test))
+    np.testing.assert_array_equal(loaded.predict(X_test), clf.predict(X_test))
+    for name, value in vars(clf).items():
+        if name.endswith("_") and not name.startswith("_") and name not in ("n_examined_",):
+            got = getattr(loaded, name)
+            if hasattr(value, "toarray"):
+                value, got = value.toarray(), got.toarray()
+            if isinstance(value, dict):
+                continue
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(value), err_msg=name)
+    with np.load(path, allow_pickle=False) as npz:
+        assert all(npz[k].dtype != object for k in npz.files)
+
+
+def test_callable_kernel_cannot_be_saved(data, tmp_path):
+    X, y = data
+    clf = NystromSVC(kernel=lambda A, B: A @ B.T, n_components=20, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="callable kernel"):
+        save_model(clf, tmp_path / "m.npz")
+    assert not list(tmp_path.iterdir())
+
+
+def test_integer_class_weight_keys_survive_json(data, tmp_path):
+    X, y = data
+    clf = BudgetSVC(budget=20, class_weight={0: 3.0, 2: 0.5}, random_state=0).fit(X, y)
+    save_model(clf, tmp_path / "w.npz")
+    assert load_model(tmp_path / "w.npz").class_weight == {0: 3.0, 2: 0.5}
+
+
+def test_version_1_files_are_still_read(data, tmp_path):
+    """A BudgetSVC file as fastsvm wrote it before version 2: dual_coef_ stacked over models."""
+    X, y = data
+    clf = BudgetSVC(budget=20, epochs=2, random_state=0).fit(X, y)
+    path = tmp_path / "v2.npz"
+    save_model(clf, path)
+    entries = _read_entries(path)
+    meta = json.loads(str(entries["meta"]))
+    meta["version"] = 1
+    for key in ("kernel", "degree", "coef0", "class_weight"):
+        del meta["params"][key]
+    stacked = np.concatenate([entries["dual_coef_"][k, entries["dual_coef_"][k] != 0]
+                              for k in range(3)])
+    old = _rewrite(path, tmp_path / "v1.npz", meta=meta, support_=None, dual_coef_=stacked)
+    loaded = load_model(old)
+    np.testing.assert_allclose(loaded.decision_function(X), clf.decision_function(X), rtol=1e-12)
+    assert loaded.dual_coef_.shape == (3, 60)
+
+
+def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path):
+    X, y = data
+    clf = BudgetSVC(kernel="precomputed", budget=10, maintenance="remove", random_state=0)
+    clf.fit(X @ X.T, y)
+    path = tmp_path / "pre.npz"
+    save_model(clf, path)
+    support = _read_entries(path)["support_"].copy()
+    support[0] = -1                           # would silently read the last column
+    _assert_format_error(_rewrite(path, tmp_path / "neg.npz", support_=support), "support_")
+    support[0] = 300
+    _assert_format_error(_rewrite(path, tmp_path / "big.npz", support_=support), "support_")
+    _assert_format_error(_rewrite(path, tmp_path / "extra.npz", coef_=np.zeros((1, 3))),
+                         "unexpected entry coef_")
