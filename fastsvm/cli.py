@@ -3,13 +3,20 @@
 In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
 (svmlight) text files::
 
-    fastsvm train -B 500 -e 2 a9a a9a.model.npz     # train a BudgetSVC, save it
-    fastsvm predict a9a.t a9a.model.npz a9a.t.out    # one predicted label per line
+    fastsvm train -B 500 -e 2 a9a a9a.model.npz            # a BudgetSVC (the default solver)
+    fastsvm train --solver nystrom -n 800 -w1 3 a9a m.npz  # NystromSVC, class 1 weighted 3x
+    fastsvm predict a9a.t a9a.model.npz a9a.t.out          # one predicted label per line
 
-Run ``fastsvm train -h`` / ``fastsvm predict -h`` for the options. The same
-program runs as ``python -m fastsvm``. Models are written in the fastsvm model
-file format (see :mod:`fastsvm.persistence`), loadable from Python with
-:func:`fastsvm.persistence.load_model`.
+``--solver`` picks one of fastsvm's five estimators (``fastsvm train -h``
+lists them); every option sets the estimator parameter of the same name, and
+an option the chosen estimator does not have is an error.  Options left out
+keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
+or LIBSVM's ``-wLABEL WEIGHT`` (e.g. ``-w1 5 -w-1 0.5``) for a dict.  Run
+``fastsvm train -h`` / ``fastsvm predict -h`` for the options. The same
+program runs as ``python -m fastsvm``. Models are written in the fastsvm
+model file format (see :mod:`fastsvm.persistence`), loadable from Python
+with :func:`fastsvm.persistence.load_model`; ``fastsvm predict`` takes the
+model file of any estimator.
 
 Labels are read as numbers from the data file; when all training labels are
 integers the model's classes are integers, and labels are printed as
@@ -25,17 +32,35 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from fastsvm import __version__
-from fastsvm.bsgd.estimator import MAINTENANCE, BudgetSVC
+from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC, __version__
+from fastsvm.bsgd.estimator import MAINTENANCE
+from fastsvm.margin_sgd.solver import UPDATES
 from fastsvm.merge import METHODS
 
 PROG = "fastsvm"
+
+#: --solver name -> (estimator, one line for --help).
+SOLVERS = {
+    "budget": (BudgetSVC, "BudgetSVC: kernel SVM by budgeted SGD, merging support vectors "
+                          "(Glasmachers & Qaadan); the default"),
+    "nystrom": (NystromSVC, "NystromSVC: Nystrom embedding + accelerated stochastic subgradient "
+                            "(Snacks)"),
+    "huber": (HuberSVC, "HuberSVC: linear SVM by gradient descent with margin bounds "
+                        "(Guillory & Bilmes)"),
+    "pegasos": (PegasosSVC, "PegasosSVC: mini-batch Pegasos with margin bounds, linear or with a "
+                            "kernel (Guillory & Bilmes)"),
+    "margin-sgd": (MarginSGDSVC, "MarginSGDSVC: one-pass margin SGD that tunes gamma and M "
+                                 "(Orchel & Suykens)"),
+}
+#: LIBSVM's -t kernel numbers.
+LIBSVM_KERNELS = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 
 
 class CLIError(Exception):
@@ -47,32 +72,107 @@ class CLIError(Exception):
 # --------------------------------------------------------------------------
 
 
-def _gamma(text):
-    if text == "scale":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'scale', got {text!r}") from None
+def _number_or(*words):
+    """An argparse type: a float, or one of ``words``."""
+    def parse(text):
+        if text in words:
+            return text
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a number or {' or '.join(map(repr, words))}, got {text!r}") from None
+    return parse
+
+
+def _kernel(text):
+    return LIBSVM_KERNELS.get(text, text)
+
+
+def _solver_list():
+    return "\n".join(f"  {name:<11} {line}" for name, (_, line) in SOLVERS.items())
+
+
+def _add_estimator_options(train):
+    """The estimator options; each ``dest`` is the estimator parameter it sets."""
+    common = train.add_argument_group("model options (the estimator's default when left out)")
+    common.add_argument("-c", "--C", type=float, dest="C",
+                        help="regularisation C > 0 (lambda = 1 / (C * sum of sample weights))")
+    common.add_argument("-t", "--kernel", type=_kernel, dest="kernel",
+                        choices=["linear", "poly", "rbf", "sigmoid", "laplacian"],
+                        help="kernel (LIBSVM's numbers 0-3 also work); every solver but huber")
+    common.add_argument("-g", "--gamma", type=_number_or("scale", "auto"), dest="gamma",
+                        help="kernel width > 0, 'scale' (1 / (n_features * X.var())), or for "
+                             "margin-sgd 'auto' (tuned)")
+    common.add_argument("-d", "--degree", type=int, dest="degree", help="degree of 'poly'")
+    common.add_argument("-r", "--coef0", type=float, dest="coef0",
+                        help="constant of 'poly' and 'sigmoid'")
+    common.add_argument("--class-weight", choices=["balanced"], dest="class_weight",
+                        help="weight classes by n_samples / (n_classes * bincount(y))")
+    common.add_argument("-w", metavar=("LABEL", "WEIGHT"), dest="weights", action="append",
+                        nargs=2, help="multiply C of class LABEL by WEIGHT; repeatable; LIBSVM's "
+                                      "spelling -wLABEL WEIGHT (e.g. -w1 5) works too")
+    common.add_argument("-s", "--seed", type=int, dest="random_state", metavar="SEED",
+                        help="random seed")
+    common.add_argument("-j", "--n-jobs", type=int, dest="n_jobs", metavar="N",
+                        help="threads for the binary problems of a multi-class fit")
+
+    budget = train.add_argument_group("budget (BudgetSVC)")
+    budget.add_argument("-B", "--budget", type=int, dest="budget",
+                        help="maximum number of support vectors per binary model, >= 2")
+    budget.add_argument("-e", "--epochs", type=int, dest="epochs",
+                        help="passes over the training data, >= 1")
+    budget.add_argument("-m", "--merge-method", choices=sorted(METHODS), dest="merge_method",
+                        help="how the merge problem is solved: lookup table of WD or h, or "
+                             "golden section search")
+    budget.add_argument("--maintenance", choices=sorted(MAINTENANCE), dest="maintenance",
+                        help="budget maintenance: merge two support vectors (RBF kernel only), "
+                             "or remove the smallest")
+
+    nystrom = train.add_argument_group("nystrom (NystromSVC)")
+    nystrom.add_argument("-n", "--n-components", type=int, dest="n_components",
+                         help="number of landmarks m")
+    nystrom.add_argument("--landmarks", choices=["uniform", "leverage"], dest="landmarks",
+                         help="landmark sampling")
+    nystrom.add_argument("--nystrom-solver", choices=["assg", "pegasos"], dest="solver",
+                         help="the linear SVM solver on the embedding")
+    nystrom.add_argument("--max-stages", type=int, dest="max_stages", help="maximum stages")
+
+    iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
+    iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")
+    iterative.add_argument("--tol", type=float, dest="tol",
+                           help="stopping tolerance (huber, nystrom)")
+    iterative.add_argument("--batch-size", type=int, dest="batch_size",
+                           help="points per Pegasos iteration")
+
+    margin = train.add_argument_group("margin-sgd (MarginSGDSVC)")
+    margin.add_argument("-M", "--margin", type=_number_or("auto"), dest="M",
+                        help="margin threshold M >= 0, or 'auto' (tuned)")
+    margin.add_argument("--update", choices=sorted(UPDATES), dest="update", help="update rule")
+    margin.add_argument("--sampling", choices=["replacement", "permutation"], dest="sampling",
+                        help="draws with replacement, or one permutation")
+
+
+#: The ``dest`` of every estimator option (filled by :func:`_build_parser`).
+_ESTIMATOR_OPTIONS = {}
 
 
 def _build_parser():
-    # Option defaults are the estimator's, so the two never disagree.
-    defaults = BudgetSVC().get_params()
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Fast large-scale kernel SVM training (budgeted SGD) on LIBSVM data files.",
+        description="Fast large-scale kernel SVM training on LIBSVM data files.",
+        epilog="solvers of 'fastsvm train --solver':\n" + _solver_list(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     train = sub.add_parser(
         "train",
-        help="train a BudgetSVC on a LIBSVM data file and save the model",
-        description=(
-            "Train a BudgetSVC (RBF-kernel SVM by budgeted stochastic gradient descent) "
-            "on a LIBSVM data file and save it as a fastsvm model file."
-        ),
+        help="train a model on a LIBSVM data file and save it",
+        description=("Train one of fastsvm's SVMs on a LIBSVM data file and save it as a "
+                     "fastsvm model file.\n\nsolvers (--solver):\n" + _solver_list()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     train.add_argument("data_file", help="training data in LIBSVM format")
     train.add_argument(
@@ -80,33 +180,12 @@ def _build_parser():
         nargs="?",
         help="output model file (default: <data_file basename>.model.npz in the current directory)",
     )
-    train.add_argument(
-        "-c", "--C", type=float, default=defaults["C"],
-        help="regularisation parameter C > 0, lambda = 1 / (n_samples * C) (default: %(default)s)",
-    )
-    train.add_argument(
-        "-g", "--gamma", type=_gamma, default=defaults["gamma"],
-        help="RBF kernel width gamma > 0, or 'scale' for 1 / (n_features * X.var()) (default: %(default)s)",
-    )
-    train.add_argument(
-        "-B", "--budget", type=int, default=defaults["budget"],
-        help="maximum number of support vectors per binary model, >= 2 (default: %(default)s)",
-    )
-    train.add_argument(
-        "-e", "--epochs", type=int, default=defaults["epochs"],
-        help="passes over the training data, >= 1 (default: %(default)s)",
-    )
-    train.add_argument(
-        "-m", "--merge-method", choices=sorted(METHODS), default=defaults["merge_method"],
-        help="how the merge problem is solved: lookup table of WD or h, or golden section "
-        "search (default: %(default)s)",
-    )
-    train.add_argument(
-        "--maintenance", choices=sorted(MAINTENANCE), default=defaults["maintenance"],
-        help="budget maintenance: merge two support vectors, or remove the smallest "
-        "(default: %(default)s)",
-    )
-    train.add_argument("-s", "--seed", type=int, default=None, help="random seed (default: none)")
+    train.add_argument("--solver", choices=list(SOLVERS), default="budget",
+                       help="the estimator to train (default: %(default)s)")
+    before = {action.dest for action in train._actions}
+    _add_estimator_options(train)
+    _ESTIMATOR_OPTIONS.update({action.dest: "/".join(action.option_strings)
+                               for action in train._actions if action.dest not in before})
     train.add_argument("-q", "--quiet", action="store_true", help="quiet mode: no progress and no report")
     train.set_defaults(func=_train)
 
@@ -114,8 +193,9 @@ def _build_parser():
         "predict",
         help="predict the labels of a LIBSVM data file with a saved model",
         description=(
-            "Predict the labels of a LIBSVM data file with a model saved by 'fastsvm train', "
-            "writing one label per line, and report the accuracy against the file's labels."
+            "Predict the labels of a LIBSVM data file with a model saved by 'fastsvm train' "
+            "(or save_model, any estimator), writing one label per line, and report the "
+            "accuracy against the file's labels."
         ),
     )
     predict.add_argument("data_file", help="data in LIBSVM format")
@@ -128,6 +208,58 @@ def _build_parser():
     predict.add_argument("-q", "--quiet", action="store_true", help="quiet mode: do not report the accuracy")
     predict.set_defaults(func=_predict)
     return parser
+
+
+def _expand_libsvm_weights(argv):
+    """LIBSVM's ``-wLABEL WEIGHT`` (e.g. ``-w1 5``, ``-w-1 0.5``) as ``-w LABEL WEIGHT``."""
+    out = []
+    for token in argv:
+        match = re.fullmatch(r"-w(.+)", token)
+        out += ["-w", match.group(1)] if match else [token]
+    return out
+
+
+def _estimator(args):
+    """The estimator of ``--solver`` with the options given; an option it lacks is an error."""
+    cls = SOLVERS[args.solver][0]
+    accepted = cls().get_params()
+    params = {}
+    for dest, flags in _ESTIMATOR_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is None or dest == "weights":
+            continue
+        if dest not in accepted:
+            raise CLIError(f"option {flags} does not apply to --solver {args.solver} "
+                           f"({cls.__name__} has no parameter {dest!r})")
+        params[dest] = value
+    if args.weights is not None and "class_weight" in params:
+        raise CLIError("give either --class-weight balanced or -wLABEL WEIGHT, not both")
+    clf = cls(**params, verbose=0 if args.quiet else 1)
+    # Reject bad option values (C <= 0, budget < 2, ...) before reading the data;
+    # fit validates them again (InvalidParameterError, a ValueError).
+    clf._validate_params()
+    clf._check_parameters()
+    return clf
+
+
+def _class_weight(pairs, classes):
+    """The dict of ``-wLABEL WEIGHT`` options, keyed like the model's classes."""
+    weights = {}
+    for label, weight in pairs:
+        try:
+            value = float(weight)
+        except ValueError:
+            raise CLIError(f"-w{label}: the weight must be a number, got {weight!r}") from None
+        try:
+            number = float(label)
+        except ValueError:
+            raise CLIError(f"-w{label}: the label must be a number, as in the data file") from None
+        key = int(number) if classes.dtype.kind == "i" and number.is_integer() else format_label(number)
+        if key not in classes.tolist():
+            raise CLIError(f"-w{label}: {label} is not a class of the data (classes: "
+                           f"{_format_classes(classes)})")
+        weights[key] = value
+    return weights
 
 
 # --------------------------------------------------------------------------
@@ -220,23 +352,25 @@ def _describe(exc):
 # --------------------------------------------------------------------------
 
 
+def _model_size(clf):
+    """One line on the size of a fitted model."""
+    if hasattr(clf, "dual_coef_"):
+        n_support = np.asarray(clf.n_support_)
+        per_model = ""
+        if len(n_support) > 1:
+            per_model = f" ({' + '.join(str(int(n)) for n in n_support[:10])}"
+            per_model += " + ...)" if len(n_support) > 10 else ")"
+        return f"Support vectors: {clf.dual_coef_.shape[1]}{per_model}"
+    if hasattr(clf, "normalization_"):
+        return (f"Landmarks: {len(clf.component_indices_)} (embedding of {clf.n_components_} "
+                "dimensions)")
+    return f"Linear model: {clf.coef_.shape[1]} weights per binary model"
+
+
 def _train(args, out):
     from fastsvm.persistence import save_model
 
-    clf = BudgetSVC(
-        C=args.C,
-        gamma=args.gamma,
-        budget=args.budget,
-        epochs=args.epochs,
-        maintenance=args.maintenance,
-        merge_method=args.merge_method,
-        random_state=args.seed,
-        verbose=0 if args.quiet else 1,
-    )
-    # Reject bad option values (C <= 0, budget < 2, ...) before reading the data;
-    # fit validates them again (InvalidParameterError, a ValueError).
-    if hasattr(clf, "_validate_params"):
-        clf._validate_params()
+    clf = _estimator(args)
     model_file = args.model_file or os.path.basename(args.data_file) + ".model.npz"
     _check_writable(model_file)  # before training, not after
 
@@ -248,6 +382,8 @@ def _train(args, out):
             f"{args.data_file}: the data holds a single class ({format_label(classes[0])}); "
             "training needs at least 2"
         )
+    if args.weights is not None:
+        clf.set_params(class_weight=_class_weight(args.weights, classes))
     if not args.quiet:
         print(
             f"Data: {args.data_file}: {X.shape[0]} samples x {X.shape[1]} features, "
@@ -261,15 +397,11 @@ def _train(args, out):
     save_model(clf, model_file)
 
     if not args.quiet:
-        n_support = np.asarray(clf.n_support_)
-        per_model = ""
-        if len(n_support) > 1:
-            per_model = f" ({' + '.join(str(int(n)) for n in n_support[:10])}"
-            per_model += " + ...)" if len(n_support) > 10 else ")"
         pred = clf.predict(X)
         acc = _accuracy(pred, y)
+        print(f"Solver: {type(clf).__name__}", file=out)
         print(f"Training time: {elapsed:.3f} s", file=out)
-        print(f"Support vectors: {int(n_support.sum())}{per_model}", file=out)
+        print(_model_size(clf), file=out)
         if acc is not None:
             correct, n = acc
             print(f"Training accuracy: {100.0 * correct / n:.4f}% ({correct}/{n})", file=out)
@@ -347,8 +479,9 @@ def main(argv=None):
         ``fastsvm: error: <message>``), 2 on a usage error.
     """
     parser = _build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_expand_libsvm_weights(argv))
     except SystemExit as exc:  # usage error (2), --help / --version (0)
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

@@ -301,3 +301,70 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.startswith("fastsvm: error: ")
     assert "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------
+# Every solver, weights
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver, options, name", [
+    ("budget", ["-B", "20", "-t", "2", "-s", "0"], "BudgetSVC"),
+    ("nystrom", ["-n", "40", "-c", "4", "-s", "0"], "NystromSVC"),
+    ("huber", ["-c", "2", "--tol", "1e-4"], "HuberSVC"),
+    ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
+    ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "permutation", "-s", "0"],
+     "MarginSGDSVC"),
+])
+def test_every_solver_trains_and_predicts(solver, options, name, dataset, train_file, tmp_path,
+                                          capsys):
+    X, y = dataset
+    model = tmp_path / f"{solver}.npz"
+    assert main(["train", "--solver", solver, *options, str(train_file), str(model)]) == 0
+    out, _ = capsys.readouterr()
+    assert f"Solver: {name}" in out and "Training accuracy" in out
+    fitted = load_model(model)
+    assert type(fitted).__name__ == name
+    out_path = tmp_path / "pred.txt"
+    assert main(["predict", "-q", str(train_file), str(model), str(out_path)]) == 0
+    predicted = np.array(out_path.read_text().split(), dtype=int)
+    np.testing.assert_array_equal(predicted, fitted.predict(X))
+    assert np.mean(predicted == y) > 0.8
+
+
+def test_class_weights_from_the_command_line(dataset, train_file, tmp_path, capsys):
+    X, y = dataset
+    plain, weighted, balanced = (tmp_path / f"{k}.npz" for k in ("plain", "w", "b"))
+    base = ["train", "-q", "--solver", "huber"]
+    assert main([*base, str(train_file), str(plain)]) == 0
+    assert main([*base, "-w1", "20", "-w-1", "0.5", str(train_file), str(weighted)]) == 0
+    assert main([*base, "--class-weight", "balanced", str(train_file), str(balanced)]) == 0
+    assert load_model(weighted).class_weight == {1: 20.0, -1: 0.5}
+    assert load_model(balanced).class_weight == "balanced"
+    # class 1 weighted up: more points are called 1
+    assert np.sum(load_model(weighted).predict(X) == 1) > np.sum(load_model(plain).predict(X) == 1)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--solver", "nystrom", "-B", "10"], "-B/--budget does not apply to --solver nystrom"),
+    (["--solver", "huber", "-s", "3"], "does not apply to --solver huber"),
+    (["--solver", "huber", "-t", "rbf"], "does not support kernel='rbf'"),
+    (["-w7", "2"], "7 is not a class"),
+    (["-w1", "heavy"], "must be a number"),
+    (["-w1", "2", "--class-weight", "balanced"], "not both"),
+    (["-t", "poly"], "maintenance='merge' needs the Gaussian kernel"),
+])
+def test_bad_solver_options(argv, match, train_file, tmp_path, capsys):
+    assert main(["train", "-q", *argv, str(train_file), str(tmp_path / "m.npz")]) == 1
+    _, line = _error_line(capsys)
+    assert match in line
+
+
+def test_help_lists_the_solvers(capsys):
+    assert main(["train", "--help"]) == 0
+    out = capsys.readouterr().out
+    for solver, name in [("budget", "BudgetSVC"), ("nystrom", "NystromSVC"), ("huber", "HuberSVC"),
+                         ("pegasos", "PegasosSVC"), ("margin-sgd", "MarginSGDSVC")]:
+        assert any(line.split()[:2] == [solver, name + ":"] for line in out.splitlines())
+    assert main(["--help"]) == 0
+    assert "margin-sgd" in capsys.readouterr().out
