@@ -250,12 +250,13 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             classes, y_enc = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class: {classes[0]!r}")
+                             f"got 1 class: {classes.tolist()[0]!r}")
         if y_enc is None:
             unknown = np.setdiff1d(y, classes)
             if unknown.size:
-                raise ValueError(f"labels {unknown!r} are not among the classes {classes!r} "
-                                 "(pass every class with classes= on the first call)")
+                raise ValueError(f"labels {unknown.tolist()!r} are not among the classes "
+                                 f"{classes.tolist()!r} (pass every class with classes= on the "
+                                 "first call)")
             y_enc = np.searchsorted(classes, y)
         weights = self._sample_weights(X, y, y_enc, classes, sample_weight, partial)
         rows = np.flatnonzero(weights > 0)
@@ -282,7 +283,8 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"class_weight must be finite and >= 0; got "
                                  f"{dict(zip(classes.tolist(), per_class.tolist()))}")
             weights = weights * per_class[y_enc]
-        total = weights.sum()
+        with np.errstate(over="ignore"):
+            total = weights.sum()
         if not np.isfinite(total):
             raise ValueError("the sample weights (times class_weight) sum to infinity; "
                              "scale them down")
@@ -292,7 +294,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             per_class_total = np.bincount(y_enc, weights=weights, minlength=len(classes))
             empty = classes[per_class_total == 0]
             if len(empty):
-                raise ValueError(f"every sample of class {empty[0]!r} has weight 0 "
+                raise ValueError(f"every sample of class {empty.tolist()[0]!r} has weight 0 "
                                  "(sample_weight times class_weight): give them positive "
                                  "weights or remove the class from y")
         return weights

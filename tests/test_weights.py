@@ -1,0 +1,291 @@
+"""Sample and class weights in every estimator, with SVC's meaning (see fastsvm.base).
+
+The weight w_i multiplies sample i's loss term (its C): a weight of 0 is the
+row being absent (exactly, in every solver), a weight of 2 the row appearing
+twice (exactly for HuberSVC, in expectation over the random draws for the
+stochastic solvers), scaling every weight by c is C times c.  Also the
+weight behaviours that scikit-learn's sklearn/svm/tests/test_svm.py and
+sklearn/linear_model/tests/test_sgd.py check, ported to the five estimators.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import load_iris, make_blobs, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import f1_score
+from sklearn.utils.class_weight import compute_class_weight
+
+from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
+
+#: Small, fast settings of each estimator (random_state set by ``make``).
+FAST = {
+    "budget": (BudgetSVC, dict(budget=40, epochs=5)),
+    "nystrom": (NystromSVC, dict(n_components=40)),
+    "huber": (HuberSVC, dict(eta0=10.0, tol=1e-9, max_iter=100_000)),
+    "pegasos": (PegasosSVC, {}),
+    "pegasos-rbf": (PegasosSVC, dict(kernel="rbf", max_iter=300)),
+    "margin-sgd": (MarginSGDSVC, dict(M=1.0, gamma="scale")),
+}
+STOCHASTIC = ["budget", "nystrom", "pegasos", "pegasos-rbf"]
+
+
+def make(name, seed=0, **params):
+    """FAST[name] with ``params``; the seed where the estimator takes one."""
+    cls, defaults = FAST[name]
+    if name != "huber":
+        params["random_state"] = seed
+    return cls(**{**defaults, **params})
+
+
+def _fit(clf, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return clf.fit(X, y, **kw)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(300, centers=[[-1, 0], [1, 0.5], [0, 2]], cluster_std=1.0, random_state=0)
+    return X, y
+
+
+# ------------------------------------------------------------------ exact properties
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_weight_zero_is_the_row_absent(name, blobs):
+    X, y = blobs
+    weight = np.ones(len(y))
+    dropped = np.arange(0, len(y), 7)
+    weight[dropped] = 0.0
+    kept = np.setdiff1d(np.arange(len(y)), dropped)
+    weighted = _fit(make(name), X, y, sample_weight=weight)
+    absent = _fit(make(name), X[kept], y[kept])
+    assert_array_equal(weighted.decision_function(X), absent.decision_function(X))
+    if hasattr(weighted, "support_"):       # training row indices refer to the caller's X
+        rows = weighted.support_[weighted.support_ >= 0]
+        assert_array_equal(rows, kept[absent.support_[absent.support_ >= 0]])
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_scaling_every_weight_is_scaling_C(name, blobs):
+    """Weights all 4 with C / 4 is the unweighted model (powers of two: exact arithmetic);
+    MarginSGDSVC has no C and normalises the weights: constant weights change nothing."""
+    X, y = blobs
+    plain = _fit(make(name), X, y)
+    params = {} if name == "margin-sgd" else {"C": plain.C / 4}
+    scaled = _fit(make(name, **params), X, y, sample_weight=np.full(len(y), 4.0))
+    assert_allclose(scaled.decision_function(X), plain.decision_function(X), rtol=1e-12,
+                    atol=1e-12)
+
+
+def test_huber_weight_two_is_the_row_twice(blobs):
+    X, y = blobs
+    twice = np.arange(0, len(y), 3)
+    weight = np.ones(len(y))
+    weight[twice] = 2.0
+    weighted = _fit(make("huber"), X, y, sample_weight=weight)
+    repeated = _fit(make("huber"), np.vstack([X, X[twice]]), np.concatenate([y, y[twice]]))
+    assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-9, atol=1e-10)
+    assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-9, atol=1e-10)
+    assert_allclose(weighted.training_info_["objective"][0][-1],
+                    repeated.training_info_["objective"][0][-1], rtol=1e-12)
+
+
+def test_huber_weights_keep_the_bounds_exact(blobs):
+    """Weighted prefix sums: the same model with and without bounds, fewer margins computed
+    (each iteration's loss and gradient agree to rounding, tests/test_bounds.py)."""
+    X, y = blobs
+    weight = np.random.default_rng(0).uniform(0.1, 5.0, len(y))
+    bounded = _fit(make("huber"), X, y, sample_weight=weight)
+    plain = _fit(make("huber", margin_bounds=False), X, y, sample_weight=weight)
+    for a, b in zip(bounded.training_info_["objective"], plain.training_info_["objective"]):
+        assert_allclose(a[-1], b[-1], rtol=1e-9)
+    assert_allclose(bounded.coef_, plain.coef_, rtol=1e-6, atol=1e-8)
+    assert np.mean(bounded.training_info_["examined_fraction"]) < 0.5
+
+
+@pytest.mark.parametrize("name", ["budget", "nystrom", "huber", "pegasos"])
+def test_class_and_sample_weights_multiply(name, blobs):
+    """test_sgd.py::test_weights_multiplied: class_weight x sample_weight = their product."""
+    X, y = blobs
+    class_weight = {0: 0.5, 1: 2.0, 2: 1.0}
+    sample_weight = np.random.default_rng(1).choice([0.5, 1.0, 2.0], len(y))
+    product = sample_weight * np.array([class_weight[c] for c in y])
+    both = _fit(make(name, class_weight=class_weight), X, y, sample_weight=sample_weight)
+    one = _fit(make(name), X, y, sample_weight=product)
+    assert_array_equal(both.decision_function(X), one.decision_function(X))
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_balanced_is_svc_s_formula(name, blobs):
+    """test_sgd.py::test_balanced_weight: 'balanced' = n_samples / (n_classes * bincount(y))."""
+    X, y = blobs
+    keep = np.concatenate([np.flatnonzero(y != 2), np.flatnonzero(y == 2)[:30]])
+    X, y = X[keep], y[keep]
+    weights = dict(zip(range(3), compute_class_weight("balanced", classes=np.arange(3), y=y)))
+    assert_allclose(list(weights.values()), len(y) / (3 * np.bincount(y)))
+    balanced = _fit(make(name, class_weight="balanced"), X, y)
+    explicit = _fit(make(name, class_weight=weights), X, y)
+    assert_array_equal(balanced.decision_function(X), explicit.decision_function(X))
+
+
+# ------------------------------------------------------------------ statistical
+@pytest.mark.parametrize("name", STOCHASTIC)
+def test_weight_three_is_the_row_three_times_in_expectation(name):
+    """Averaged over seeds, weighting rows by 3 moves the decision function as repeating
+    them three times does: the two differ by far less than either differs from the
+    unweighted fit, and by no more than the seed-to-seed noise allows."""
+    X, y = make_classification(240, n_features=4, n_informative=3, n_redundant=0,
+                               class_sep=0.7, random_state=3)
+    grid = make_classification(200, n_features=4, n_informative=3, n_redundant=0,
+                               random_state=4)[0]
+    heavy = np.flatnonzero(y == 1)[::2]
+    weight = np.ones(len(y))
+    weight[heavy] = 3.0
+    X_rep = np.vstack([X, X[heavy], X[heavy]])
+    y_rep = np.concatenate([y, y[heavy], y[heavy]])
+    seeds = range(12)
+    runs = {
+        "plain": [_fit(make(name, seed), X, y).decision_function(grid) for seed in seeds],
+        "weighted": [_fit(make(name, seed), X, y, sample_weight=weight).decision_function(grid)
+                     for seed in seeds],
+        "repeated": [_fit(make(name, seed), X_rep, y_rep).decision_function(grid)
+                     for seed in seeds],
+    }
+    mean = {k: np.mean(v, axis=0) for k, v in runs.items()}
+    effect = np.mean(np.abs(mean["repeated"] - mean["plain"]))
+    gap = np.mean(np.abs(mean["weighted"] - mean["repeated"]))
+    noise = np.mean(np.std(runs["weighted"], axis=0) + np.std(runs["repeated"], axis=0))
+    assert effect > 2 * gap
+    assert gap < 2 * noise / np.sqrt(len(seeds)) + 0.05 * effect
+
+
+# ------------------------------------------------------------------ scikit-learn behaviours
+X_TOY = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+Y_TOY = np.array([1, 1, 1, 2, 2, 2])
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_a_small_class_weight_moves_the_decision_to_the_other_class(name):
+    """test_svm.py::test_weight: class_weight={1: 0.1} on the toy set moves every decision
+    value towards class 2 (SVC's RBF model then predicts 2 everywhere; its linear one,
+    like HuberSVC below, keeps the separating line between the classes)."""
+    plain = _fit(make(name), X_TOY, Y_TOY)
+    weighted = _fit(make(name, class_weight={1: 0.1}), X_TOY, Y_TOY)
+    assert np.all(weighted.decision_function(X_TOY)[:3] > plain.decision_function(X_TOY)[:3])
+
+
+def test_huber_matches_weighted_svc():
+    """HuberSVC with h -> 0 is the hinge-loss SVM: its weighted model is SVC's (linear)."""
+    from sklearn.svm import SVC
+
+    for class_weight in ({1: 0.1}, {1: 3.0, 2: 0.5}):
+        svc = SVC(kernel="linear", class_weight=class_weight).fit(X_TOY, Y_TOY)
+        huber = _fit(make("huber", h=1e-4, class_weight=class_weight), X_TOY, Y_TOY)
+        assert_allclose(huber.decision_function(X_TOY), svc.decision_function(X_TOY), atol=0.01)
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_up_weighting_the_minority_class_finds_it(name):
+    """test_svm.py::test_weight: class_weight={0: 0.1, 1: 10} on a 5:1 set gives F1 > 0.3."""
+    X, y = make_classification(n_samples=200, n_features=10, weights=[0.833, 0.167],
+                               random_state=2)
+    clf = _fit(make(name, class_weight={0: 0.1, 1: 10}), X[:100], y[:100])
+    assert f1_score(y[100:], clf.predict(X[100:])) > 0.3
+
+
+@pytest.mark.parametrize("name", ["budget", "nystrom", "huber", "pegasos", "margin-sgd"])
+def test_heavier_opposite_samples_flip_the_decision(name):
+    """test_svm.py::test_svm_classifier_sided_sample_weight, with the linear kernel."""
+    X = np.array([[-2, 0], [-1, -1], [0, -2], [0, 2], [1, 1], [2, 0]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2])
+    params = {"kernel": "linear"}
+    if name == "budget":
+        params["maintenance"] = "remove"
+    point = [[-1.0, 1.0]]
+    decisions = []
+    for weight in ([10.0, 0.1, 0.1, 0.1, 0.1, 10], [1.0, 0.1, 10.0, 10.0, 0.1, 0.1]):
+        clf = _fit(make(name, C=1.0, **params) if name != "margin-sgd"
+                   else make(name, kernel="linear"), X, y, sample_weight=weight)
+        decisions.append(float(clf.decision_function(point)[0]))
+    assert decisions[0] < 0 < decisions[1]
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_balanced_weights_help_the_rare_class_of_iris(name):
+    """test_svm.py::test_auto_weight: iris' first two features with half of class 3
+    removed; class_weight='balanced' raises the F1 score of the class that lost rows
+    (the macro F1 of scikit-learn's test is too coarse for 150 rows: here the rare
+    class's recall, averaged over three seeds)."""
+    iris = load_iris()
+    X, y = iris.data[:, :2], iris.target + 1
+    unbalanced = np.delete(np.arange(y.size), np.flatnonzero(y > 2)[::2])
+    recall = {}
+    for weights in (None, "balanced"):
+        predictions = [_fit(make(name, seed, class_weight=weights), X[unbalanced],
+                            y[unbalanced]).predict(X) for seed in range(3)]
+        recall[weights] = np.mean([np.mean(p[y == 3] == 3) for p in predictions])
+    assert recall["balanced"] > recall[None]
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("weights, match", [
+    (lambda n: -np.ones(n), "Negative values"),
+    (lambda n: np.zeros(n), "at least one non-zero"),
+    (lambda n: np.r_[np.ones(n - 1), np.nan], "NaN"),
+    (lambda n: np.r_[np.ones(n - 1), np.inf], "infinity"),
+    (lambda n: np.ones(n - 1), "shape"),
+    (lambda n: np.r_[np.zeros(3), np.ones(n - 3)], "every sample of class 1 has weight 0"),
+    (lambda n: np.full(n, 1e308), "sum to infinity"),
+])
+def test_bad_sample_weights_are_clear_errors(name, weights, match):
+    """test_svm.py::test_negative_sample_weights_mask_all_samples,
+    test_negative_weights_svc_leave_just_one_label; test_sgd.py::test_wrong_sample_weights."""
+    with pytest.raises(ValueError, match=match):
+        make(name).fit(X_TOY, Y_TOY, sample_weight=weights(len(Y_TOY)))
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("class_weight, match", [
+    ({0: 0.5}, r"classes, \[1, 2\], are not in class_weight"),    # test_wrong_class_weight_label
+    ({1: -1.0, 2: 1.0}, "class_weight must be finite and >= 0"),
+    ({1: np.nan, 2: 1.0}, "class_weight must be finite and >= 0"),
+    ({1: 0.0, 2: 1.0}, "every sample of class 1 has weight 0"),
+    ("auto", "class_weight"),
+])
+def test_bad_class_weights_are_clear_errors(name, class_weight, match):
+    with pytest.raises(ValueError, match=match):
+        make(name, class_weight=class_weight).fit(X_TOY, Y_TOY)
+
+
+def test_sample_weight_changes_one_prediction():
+    """test_sgd.py::test_sample_weights: a point's weight moves the boundary towards the rest."""
+    X = np.array([[-1.0, -1.0], [-1.0, 0], [-0.8, -1.0], [1.0, 1.0], [1.0, 0.0]])
+    y = [1, 1, 1, -1, -1]
+    for name in ("huber", "pegasos", "budget"):
+        # five rows: BudgetSVC needs many epochs to get near the optimum
+        params = ({"kernel": "linear", "maintenance": "remove", "epochs": 400}
+                  if name == "budget" else {})
+        clf = _fit(make(name, C=10.0, **params), X, y)
+        assert clf.predict([[0.2, -1.0]]) == 1
+        weighted = _fit(make(name, C=10.0, **params), X, y,
+                        sample_weight=[0.001] * 3 + [1.0] * 2)
+        assert weighted.predict([[0.2, -1.0]]) == -1, name
+
+
+def test_partial_fit_takes_weights_but_not_balanced():
+    """test_sgd.py::test_partial_fit_weight_class_balanced, and a weighted stream."""
+    X, y = make_blobs(400, centers=2, random_state=0)
+    clf = BudgetSVC(budget=20, random_state=0, class_weight="balanced")
+    with pytest.raises(ValueError, match="class_weight='balanced' needs every label"):
+        clf.partial_fit(X, y, classes=[0, 1])
+    stream = BudgetSVC(budget=20, random_state=0, class_weight={0: 2.0, 1: 1.0})
+    for part in np.array_split(np.arange(400), 4):
+        stream.partial_fit(X[part], y[part], classes=[0, 1], sample_weight=np.full(100, 0.5))
+    # lambda = 1 / (C * S_seen), S_seen the weight seen: 200 rows of 2 x 0.5, 200 of 0.5
+    assert stream._stream.lam == pytest.approx(1 / (1.0 * (200 * 1.0 + 200 * 0.5)))
+    assert stream.score(X, y) > 0.9
+    # a batch may lack a class, and its weights may be zero for one
+    stream.partial_fit(X[y == 0][:50], y[y == 0][:50])
