@@ -1,4 +1,4 @@
-"""Class weights on imbalanced data: every fastsvm estimator with and without class_weight='balanced'.
+"""Imbalanced data: each fastsvm estimator with and without class_weight='balanced', and SVC.
 
 Headline: the balanced accuracy (``sklearn.metrics.balanced_accuracy_score``,
 the mean recall over the classes) on the test set of each estimator fitted
@@ -111,10 +111,15 @@ def load_task(name, smoke):
     if smoke:
         X, y, X_test, y_test = H.smoke_cut(X, y, X_test, y_test)
     labels, counts = np.unique(y, return_counts=True)
-    info.update(train_class_sizes={str(lab): int(c) for lab, c in zip(labels.tolist(), counts)},
+    info.update(train_class_sizes={_label(lab): int(c) for lab, c in zip(labels.tolist(), counts)},
                 minority_share=float(counts.min() / counts.sum()),
                 size_ratio=float(counts.max() / counts.min()))
     return (X, y, X_test, y_test), info
+
+
+def _label(label):
+    """A class label as text: 'True' / 'False' for the one-vs-rest tasks, else short."""
+    return str(label) if isinstance(label, bool) else f"{label:g}"
 
 
 def make_model(name, C, gamma, class_weight, seed, args):

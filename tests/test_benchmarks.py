@@ -205,3 +205,32 @@ def test_smoke_never_writes_results_dir():
     default = _harness.output_dir(bsgd_vs_svc.parse_args(["--smoke"]))
     assert default.resolve() != _harness.RESULTS_DIR.resolve()
     default.rmdir()
+
+
+import imbalanced_weights  # noqa: E402
+
+IMBALANCED_TASKS = ["usps-ovr"]   # the smallest task: usps's rarest digit vs rest
+
+
+@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+def test_imbalanced_weights_smoke(tmp_path):
+    imbalanced_weights.main(["--smoke", "--out", str(tmp_path), "--sets", *IMBALANCED_TASKS])
+    payload, md = _read(tmp_path, "imbalanced_weights")
+    _check_common(payload)
+    task = payload["settings"]["tasks"]["usps-ovr"]
+    assert task["positive_label"] == 9.0                 # digit 8: 542 of 7,291 training rows
+    assert task["n_train"] == _harness.SMOKE_TRAIN_ROWS and task["minority_share"] < 0.1
+    (entry,) = payload["results"]
+    assert entry["task"] == "usps-ovr"
+    assert [r["model"] for r in entry["rows"]] == list(imbalanced_weights.MODELS)
+    for r in entry["rows"]:
+        assert r["runs"] == 1
+        for key in ("None", "balanced"):
+            assert 0.5 < r[key]["balanced_accuracy"] <= 1.0 and 0.5 < r[key]["accuracy"] <= 1.0
+            assert r[key]["fit_s"] > 0 and len(r["raw"][key]) == 1
+        change = 100 * (r["balanced"]["balanced_accuracy"] - r["None"]["balanced_accuracy"])
+        assert r["change_points"] == pytest.approx(change)
+    for model in imbalanced_weights.MODELS:
+        assert f"| usps-ovr | {model} | 1 |" in md
+    assert "bal. acc, 'balanced'" in md
+    assert (tmp_path / "imbalanced_weights.png").stat().st_size > 0

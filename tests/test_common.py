@@ -47,3 +47,69 @@ def expected_failed_checks(estimator):
                          expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------------------ SVC's surface, shared
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+
+ESTIMATORS = {
+    "BudgetSVC": lambda: BudgetSVC(budget=50, random_state=0),
+    "NystromSVC": lambda: NystromSVC(n_components=50, random_state=0),
+    "HuberSVC": HuberSVC,
+    "PegasosSVC": lambda: PegasosSVC(random_state=0),
+    "PegasosSVC-rbf": lambda: PegasosSVC(kernel="rbf", max_iter=300, random_state=0),
+    "MarginSGDSVC": lambda: MarginSGDSVC(random_state=0),
+}
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    return make_classification(600, n_features=6, n_informative=4, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=0)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_probabilities_through_calibrated_classifier_cv(name, three_classes):
+    """SVC(probability=True) is deprecated in scikit-learn 1.9 for CalibratedClassifierCV;
+    it wraps every fastsvm estimator (through decision_function)."""
+    X, y = three_classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = CalibratedClassifierCV(ESTIMATORS[name](), cv=3).fit(X[:400], y[:400])
+    proba = clf.predict_proba(X[400:])
+    assert proba.shape == (200, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all((proba >= 0) & (proba <= 1))
+    assert np.mean(clf.predict(X[400:]) == y[400:]) > 0.7
+    # the most probable class mostly agrees with the estimator's own prediction
+    own = ESTIMATORS[name]().fit(X[:400], y[:400]).predict(X[400:])
+    assert np.mean(proba.argmax(axis=1) == own) > 0.8
+
+
+@pytest.mark.parametrize("name, param, value", [
+    (name, param, value) for name in sorted(ESTIMATORS)
+    for param, value in [("C", np.inf), ("C", np.nan), ("gamma", np.inf), ("gamma", np.nan),
+                         ("coef0", np.inf)]
+    if param in ESTIMATORS[name]().get_params()])
+def test_non_finite_parameters_are_clear_errors(name, param, value, three_classes):
+    X, y = three_classes
+    clf = ESTIMATORS[name]()
+    with pytest.raises(ValueError, match=param):
+        clf.set_params(**{param: value}).fit(X, y)
+
+
+def test_solvers_that_stop_on_a_tolerance_warn_at_their_cap(three_classes):
+    X, y = three_classes
+    with pytest.warns(ConvergenceWarning, match="max_stages=2"):
+        NystromSVC(n_components=50, max_stages=2, tol=1e-12, random_state=0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        HuberSVC(max_iter=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)     # tol=None: no stopping rule
+        NystromSVC(n_components=50, max_stages=2, tol=None, random_state=0).fit(X, y)

@@ -1,0 +1,218 @@
+"""SVC's kernels in every estimator: 'linear', 'poly', 'rbf', 'sigmoid', 'precomputed' and
+callables, the clear errors where a method rules one out, and the behaviours scikit-learn's
+sklearn/svm/tests/test_svm.py and test_sparse.py check for kernels and sparse input."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC, _options
+
+#: Estimators that take every kernel, at small settings.
+KERNEL_ESTIMATORS = {
+    "budget": lambda **kw: BudgetSVC(**{"budget": 30, "maintenance": "remove",
+                                        "random_state": 0, **kw}),
+    "nystrom": lambda **kw: NystromSVC(**{"n_components": 40, "random_state": 0, **kw}),
+    "pegasos": lambda **kw: PegasosSVC(**{"max_iter": 300, "random_state": 0, **kw}),
+    "margin-sgd": lambda **kw: MarginSGDSVC(**{"M": 1.0, "random_state": 0, **kw}),
+}
+KERNEL_PARAMS = {
+    "linear": {},
+    "poly": dict(gamma=0.3, degree=2, coef0=1.0),
+    "rbf": dict(gamma=0.3),
+    "sigmoid": dict(gamma=0.05, coef0=-1.0),
+}
+
+
+def _fit(clf, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return clf.fit(X, y, **kw)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(200, n_features=5, n_informative=4, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=0)
+    return X, y
+
+
+def _params(name, kernel):
+    params = dict(kernel=kernel, **KERNEL_PARAMS[kernel])
+    if name == "pegasos" and kernel == "sigmoid":
+        params["margin_bounds"] = False
+    return params
+
+
+# ------------------------------------------------------------------ every kernel
+@pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+def test_every_kernel_fits_and_predicts(name, kernel, data):
+    X, y = data
+    clf = _fit(KERNEL_ESTIMATORS[name](**_params(name, kernel)), X, y)
+    assert clf.decision_function(X).shape == (len(y), 3)
+    assert set(clf.predict(X)) <= set(y)
+    if kernel in ("rbf", "poly"):
+        assert clf.score(X, y) > 0.6
+    if hasattr(clf, "dual_coef_"):          # a kernel expansion: f = K(X, SV) dual + b
+        K = pairwise_kernels(X, clf.support_vectors_, metric=kernel, **KERNEL_PARAMS[kernel])
+        assert_allclose(clf.decision_function(X), K @ clf.dual_coef_.T + clf.intercept_,
+                        rtol=1e-9, atol=1e-9)
+        assert clf.gamma_ == KERNEL_PARAMS[kernel].get("gamma")
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+def test_precomputed_equals_the_kernel_it_holds(name, data):
+    """test_svm.py::test_precomputed: the linear kernel matrix gives the linear model."""
+    X, y = data
+    linear = _fit(KERNEL_ESTIMATORS[name](kernel="linear"), X, y)
+    K, K_test = X @ X.T, X[:50] @ X.T
+    pre = _fit(KERNEL_ESTIMATORS[name](kernel="precomputed"), K, y)
+    # NystromSVC: the float32 embedding rounds differently (BLAS), and ASSG amplifies it
+    tol = 1e-4 if name == "nystrom" else 1e-7
+    assert_allclose(pre.decision_function(K_test), linear.decision_function(X[:50]), rtol=tol,
+                    atol=tol)
+    assert_array_equal(pre.predict(K_test), linear.predict(X[:50]))
+    assert pre.n_features_in_ == len(y)
+    # only the support vectors' columns are read
+    if hasattr(pre, "support_"):
+        sparse_test = np.zeros_like(K_test)
+        sparse_test[:, pre.support_] = K_test[:, pre.support_]
+        assert_allclose(pre.decision_function(sparse_test), pre.decision_function(K_test))
+    with pytest.raises(ValueError, match="features"):
+        pre.predict(K_test.T)
+    with pytest.raises(ValueError, match="square"):
+        KERNEL_ESTIMATORS[name](kernel="precomputed").fit(K[:, :50], y)
+    with pytest.raises(TypeError, match="sparse precomputed"):
+        KERNEL_ESTIMATORS[name](kernel="precomputed").fit(sp.csr_matrix(K), y)
+
+
+def test_primal_and_kernel_pegasos_agree(data):
+    """PegasosSVC(kernel='linear') updates w, kernel='precomputed' its expansion: the same
+    iterates on the same batches."""
+    X, y = data
+    primal = PegasosSVC(max_iter=300, random_state=0).fit(X, y)
+    dual = PegasosSVC(kernel="precomputed", max_iter=300, random_state=0).fit(X @ X.T, y)
+    assert_allclose(dual.decision_function(X[:50] @ X.T), primal.decision_function(X[:50]),
+                    rtol=1e-8, atol=1e-8)
+
+
+def _count_kernel(A, B):
+    """Counts of 'A' times counts of 'A' plus counts of 'B' times counts of 'B' of strings."""
+    count = lambda S, c: np.array([s.count(c) for s in S], dtype=float)  # noqa: E731
+    return np.outer(count(A, "A"), count(B, "A")) + np.outer(count(A, "B"), count(B, "B"))
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+def test_callable_kernel_on_input_that_is_not_an_array(name):
+    """test_svm.py::test_custom_kernel_not_array_input: the callable gets X as given."""
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 4, size=(80, 2))
+    strings = [" ".join(["A"] * a + ["B"] * b) for a, b in counts]
+    y = (counts[:, 0] > counts[:, 1]).astype(int)
+    K = _count_kernel(strings, strings)
+    assert_array_equal(K, counts @ counts.T)
+    on_strings = _fit(KERNEL_ESTIMATORS[name](kernel=_count_kernel), strings, y)
+    on_counts = _fit(KERNEL_ESTIMATORS[name](kernel="linear"), counts.astype(float), y)
+    on_matrix = _fit(KERNEL_ESTIMATORS[name](kernel="precomputed"), K, y)
+    tol = 1e-4 if name == "nystrom" else 1e-7        # see test_precomputed_equals_...
+    assert_allclose(on_strings.decision_function(strings), on_matrix.decision_function(K),
+                    rtol=tol, atol=tol)
+    assert_allclose(on_strings.decision_function(strings),
+                    on_counts.decision_function(counts.astype(float)), rtol=tol, atol=tol)
+    assert on_strings.score(strings, y) == on_counts.score(counts.astype(float), y)
+    assert not hasattr(on_strings, "n_features_in_")
+    if hasattr(on_strings, "support_vectors_"):
+        assert list(on_strings.support_vectors_) == [strings[i] for i in on_strings.support_]
+
+
+def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
+    X, y = data
+    with pytest.raises(ValueError, match="returned an array of shape"):
+        NystromSVC(kernel=lambda A, B: A @ B[:3].T, n_components=10).fit(X, y)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        BudgetSVC(kernel=lambda A, B: np.full((len(A), len(B)), np.nan),
+                  maintenance="remove").fit(X, y)
+    with pytest.raises(ValueError, match="numeric array"):
+        PegasosSVC(kernel=lambda A, B: "not a matrix").fit(X, y)
+    monkeypatch.setattr(_options, "GRAM_MAX_BYTES", 1000)
+    with pytest.raises(ValueError, match=r"200 x 200 kernel matrix .*GRAM_MAX_BYTES"):
+        MarginSGDSVC(kernel=lambda A, B: A @ B.T, M=1.0).fit(X, y)
+
+
+# ------------------------------------------------------------------ ruled out by the method
+@pytest.mark.parametrize("clf, match", [
+    (HuberSVC(kernel="rbf"), "HuberSVC does not support kernel='rbf': HuberSVC is gradient "
+                             "descent on a linear model"),
+    (HuberSVC(kernel="precomputed"), "does not support kernel='precomputed'"),
+    (HuberSVC(kernel=np.dot), "does not support kernel=<"),
+    (BudgetSVC(kernel="poly"), "maintenance='merge' needs the Gaussian kernel"),
+    (PegasosSVC(kernel="sigmoid"), "not positive semi-definite.*margin_bounds=False"),
+    (NystromSVC(kernel="cosine"), "kernel"),
+    (BudgetSVC(kernel="rbf", gamma=np.inf), "gamma"),
+    (PegasosSVC(kernel="poly", coef0=np.nan), "coef0 must be finite"),
+    (MarginSGDSVC(kernel="rbf", gamma=-1.0), "gamma"),
+])
+def test_kernels_a_method_rules_out_are_clear_errors(clf, match, data):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y)
+
+
+def test_partial_fit_refuses_kernel_matrices(data):
+    X, y = data
+    for kernel in ("precomputed", lambda A, B: A @ B.T):
+        with pytest.raises(ValueError, match="does not extend across batches"):
+            BudgetSVC(kernel=kernel, maintenance="remove").partial_fit(X @ X.T, y)
+
+
+def test_merging_still_needs_only_the_rbf_kernel(data):
+    X, y = data
+    clf = BudgetSVC(budget=20, random_state=0).fit(X, y)
+    assert clf.training_info_["merges"] > 0
+    assert np.all(clf.support_ >= -1)
+    assert np.any(clf.support_ == -1)          # merged vectors are no training rows
+    with pytest.raises(ValueError, match="maintenance='merge' needs the Gaussian kernel"):
+        BudgetSVC(kernel="precomputed").fit(X @ X.T, y)
+
+
+# ------------------------------------------------------------------ sparse and dense
+SPARSE_CASES = [
+    ("budget", "rbf"), ("budget", "poly"), ("nystrom", "rbf"), ("nystrom", "sigmoid"),
+    ("pegasos", "linear"), ("pegasos", "rbf"), ("margin-sgd", "rbf"), ("margin-sgd", "poly"),
+]
+
+
+@pytest.mark.parametrize("name, kernel", SPARSE_CASES)
+def test_sparse_and_dense_input_give_the_same_model(name, kernel, data):
+    """test_sparse.py::test_svc and friends: CSR input is the same problem as dense, with
+    sample weights too, and a sparse model predicts dense input alike."""
+    X, y = data
+    X = np.where(np.abs(X) > 0.8, X, 0.0)
+    weight = np.random.default_rng(0).choice([0.5, 1.0, 2.0], len(y))
+    params = _params(name, kernel)
+    if name == "budget" and kernel == "rbf":
+        params["maintenance"] = "merge"
+    dense = _fit(KERNEL_ESTIMATORS[name](**params), X, y, sample_weight=weight)
+    sparse = _fit(KERNEL_ESTIMATORS[name](**params), sp.csr_matrix(X), y, sample_weight=weight)
+    assert_allclose(sparse.decision_function(X), dense.decision_function(X), rtol=1e-5,
+                    atol=1e-6)
+    assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
+                    rtol=1e-5, atol=1e-6)
+    assert_array_equal(sparse.predict(X), dense.predict(X))
+
+
+def test_sparse_and_dense_huber(data):
+    X, y = data
+    X = np.where(np.abs(X) > 0.8, X, 0.0)
+    dense = HuberSVC(eta0=10.0, tol=1e-8).fit(X, y)
+    sparse = HuberSVC(eta0=10.0, tol=1e-8).fit(sp.csr_matrix(X), y)
+    # the same iterates up to rounding (dense prefix sums, sparse boundary sums), which the
+    # first steps amplify a little
+    assert_allclose(sparse.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
