@@ -21,6 +21,7 @@ import _harness as H  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
@@ -30,6 +31,7 @@ SCRIPTS = {
     "snacks_paper_tables": snacks_paper_tables.main,
     "bounds_paper_tables": bounds_paper_tables.main,
     "margin_sgd_vs_svc": margin_sgd_vs_svc.main,
+    "imbalanced_weights": imbalanced_weights.main,
 }
 
 
