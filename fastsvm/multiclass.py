@@ -1,4 +1,4 @@
-"""One-vs-rest fan-out shared by the estimators.
+"""One-vs-rest targets and labels shared by the estimators (the fan-out is ``BaseSVC._fan_out``).
 
 Two classes give one binary problem (+1 for ``classes[1]``, -1 for
 ``classes[0]``); k > 2 classes give k problems, problem c separating class c
