@@ -201,11 +201,6 @@ def _take(A, rows):
     return _safe_indexing(A, rows)
 
 
-def kernel_matrix(X, Y, kernel, gamma=None, degree=3, coef0=0.0):
-    """K(X, Y) in float64 for a named kernel (see :meth:`Kernel.__call__`)."""
-    return Kernel(kernel, gamma, degree, coef0)(X, Y)
-
-
 def row_sq_norms(X):
     """Squared Euclidean norm of each row of a dense or CSR matrix, float64."""
     if sp.issparse(X):
