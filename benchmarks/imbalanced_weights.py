@@ -37,7 +37,7 @@ accuracy and of plain accuracy, median fit time.  ConvergenceWarnings are
 caught and recorded per run, not raised.  n_jobs is left at its default
 (one job).
 
-Run ``python benchmarks/imbalanced_weights.py`` (about 20 minutes on two
+Run ``python benchmarks/imbalanced_weights.py`` (about 16 minutes on two
 cores); ``--smoke`` for a check in seconds.  Output:
 ``benchmarks/results/imbalanced_weights.{json,md,png}``.
 """

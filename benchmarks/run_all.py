@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 125 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 140 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 

@@ -230,9 +230,12 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         """
         self._check_parameters()
         kernel = self._kernel_param()
-        if callable(kernel):
+        if callable(kernel):            # X goes to the callable as given, as for SVC
             check_consistent_length(X, y)
             y = column_or_1d(y, warn=True)
+            if reset:
+                for stale in ("n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(stale, None)
         else:
             if kernel == "precomputed" and sp.issparse(X):
                 raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
