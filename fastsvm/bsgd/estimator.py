@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._packed import PackedData
@@ -17,6 +18,17 @@ from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
+
+
+def _streams(estimator):
+    """partial_fit exists for kernels evaluated from the features (the AttributeError says
+    why not for a kernel matrix)."""
+    kernel = estimator.kernel
+    if callable(kernel) or kernel == "precomputed":
+        raise AttributeError("partial_fit needs a kernel evaluated from the features: a kernel "
+                             "matrix ('precomputed' or a callable's) does not extend across "
+                             "batches; use fit")
+    return True
 
 
 class BudgetSVC(BaseSVC):
@@ -207,6 +219,7 @@ class BudgetSVC(BaseSVC):
         stream.see(problem.weights, self.C)
         return self._train(stream, problem, self.epochs)
 
+    @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass of budgeted SGD over a batch, continuing from the current model.
@@ -230,11 +243,6 @@ class BudgetSVC(BaseSVC):
             raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
                              "state (step counter, lambda) that partial_fit continues from; "
                              "train a new model with fit or partial_fit instead")
-        kernel = self._kernel_param()
-        if callable(kernel) or kernel == "precomputed":
-            raise ValueError("partial_fit needs a kernel evaluated from the features: a kernel "
-                             "matrix ('precomputed' or a callable's) does not extend across "
-                             "batches; use fit")
         if stream is None:
             classes = None if classes is None else np.unique(np.asarray(classes))
         else:
