@@ -364,17 +364,6 @@ DIST_SLACK = 1e-9
 
 
 @njit(**JIT_OPTIONS)
-def _kernel_value(X, data, indices, indptr, is_sparse, sq_norms, i, j, code, gamma, degree, coef0,
-                  svt, sv_sq, slot):
-    """k(x_i, x_j) for support vector x_j stored in column ``slot`` of ``svt`` (looked up
-    as X[i, j] for a kernel matrix)."""
-    if code == PRECOMPUTED:
-        return X[i, j]
-    dot = row_dot(X, data, indices, indptr, is_sparse, i, svt[:, slot])
-    return kernel_from_dot(code, dot, sq_norms[i], sv_sq[slot], gamma, degree, coef0)
-
-
-@njit(**JIT_OPTIONS)
 def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, gamma, degree,
                    coef0, bias2, svt, sv_sq, sv_row, coef, n_sv, scale, dots, kvals, bits):
     """y_i f(x_i), f(x) = scale sum_s coef_s (k(sv_s, x) + bias2)."""
@@ -496,8 +485,14 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
             ia = violators[v]
             for b in range(n_viol):
                 ib = violators[b]
-                kab = _kernel_value(X, data, indices, indptr, is_sparse, sq_norms, ia, ib, code,
-                                    gamma, degree, coef0, svt, sv_sq, slot_of[ib]) + bias2
+                if code == PRECOMPUTED:
+                    kab = X[ia, ib]
+                else:
+                    sb = slot_of[ib]
+                    dot = row_dot(X, data, indices, indptr, is_sparse, ia, svt[:, sb])
+                    kab = kernel_from_dot(code, dot, sq_norms[ia], sv_sq[sb], gamma, degree,
+                                          coef0)
+                kab += bias2
                 quad += weight[ia] * weight[ib] * y[ia] * y[ib] * kab
         norm2 = shrink * shrink * state[KS_NORM2] + 2.0 * shrink * c * margin_sum + c * c * quad
         cross = shrink * state[KS_CROSS] + c * stored_sum
