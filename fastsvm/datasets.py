@@ -1,8 +1,10 @@
 """Benchmark data sets in LIBSVM (svmlight) text format.
 
 Reading files
-    :func:`load_svmlight` reads one LIBSVM file (plain, ``.bz2`` or ``.gz``)
-    and turns every failure into a clear :class:`DataFormatError`.
+    :func:`load_svmlight` reads one LIBSVM file (plain, ``.bz2`` or ``.gz``),
+    whose feature indices start at 1 as in LIBSVM (or at 0 when asked), and
+    turns every failure into a clear :class:`DataFormatError` that names the
+    file and, for a malformed line, its line number.
 Registry
     :data:`DATASETS` maps a short name (``"a9a"``, ``"ijcnn1"``, ...) to a
     :class:`DatasetInfo`: its files, canonical download addresses, sha256
@@ -29,10 +31,13 @@ Checksums
 import bz2
 import gzip
 import hashlib
+import math
+import numbers
 import os
 import shutil
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -67,6 +72,13 @@ _LIBSVM_MULTICLASS = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/mu
 _DOWNLOAD_TIMEOUT_S = 60
 _CHUNK_BYTES = 1 << 20
 
+#: Largest feature index in a LIBSVM file (scikit-learn's parser reads indices as C int).
+_MAX_INDEX = 2**31 - 1
+
+#: Errors of reading a file that cannot be opened or decompressed (zlib.error:
+#: corrupt gzip data).
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+
 
 class DataFormatError(ValueError):
     """A data file is unreadable, corrupt, or fails its checksum.
@@ -75,8 +87,19 @@ class DataFormatError(ValueError):
     """
 
 
-def load_svmlight(path, n_features=None, dtype=np.float64):
+def load_svmlight(path, n_features=None, dtype=np.float64, zero_based=False):
     """Read a LIBSVM / svmlight text file.
+
+    Each line is ``LABEL [qid:Q] INDEX:VALUE INDEX:VALUE ...``: a numeric
+    label, then feature index/value pairs with strictly ascending indices.
+    Following LIBSVM, indices start at 1 (index ``i`` is column ``i - 1`` of
+    ``X``); ``zero_based=True`` reads files whose indices start at 0.  The
+    base is never guessed from the file, so every file read with the same
+    arguments maps indices to the same columns.  Empty lines and text after
+    ``#`` are ignored; a ``qid:`` token right after the label is skipped.
+
+    The file is read by scikit-learn's fast parser.  When that fails, the
+    file is scanned again line by line to name the first bad line.
 
     Parameters
     ----------
@@ -88,6 +111,10 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
         the last feature (the a9a test file uses 122 of 123).
     dtype : numpy floating dtype, default=np.float64
         Dtype of ``X``.
+    zero_based : bool, default=False
+        False: indices start at 1, as in LIBSVM and all of its data sets, and
+        index 0 is an error.  True: indices start at 0.  Only True and False
+        are accepted (not scikit-learn's ``"auto"``).
 
     Returns
     -------
@@ -101,24 +128,47 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
     ------
     FileNotFoundError
         If ``path`` does not exist.
+    ValueError
+        If ``n_features``, ``dtype`` or ``zero_based`` is invalid.
     DataFormatError
-        If the file cannot be read or parsed, holds no samples, has more
-        features than ``n_features``, or holds a non-finite value (nan, inf).
+        If the file cannot be read or decompressed, or holds no samples.
+        Also, naming the file and the line (``line N``, counted from 1), if
+        a line has a label that is not a number; a token that is not
+        ``INDEX:VALUE`` with an integer index and a numeric value (``3:``,
+        ``:4``, ``abc``, ``3:x``, ``3:4:5``); a negative index; index 0 when
+        ``zero_based`` is False; an index of 2**31 or more; indices that are
+        not strictly ascending (unsorted or repeated); an index beyond
+        ``n_features``; or a non-finite label or value (nan, inf, or a value
+        too large for ``dtype``).
     """
+    if not isinstance(zero_based, (bool, np.bool_)):
+        raise ValueError(
+            f"zero_based must be True or False, got {zero_based!r}; "
+            "the index base is never guessed from the file"
+        )
+    if n_features is not None and (
+        not isinstance(n_features, numbers.Integral) or n_features < 1
+    ):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    if not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"dtype must be a floating dtype, got {dtype!r}")
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"LIBSVM file not found: '{path}'")
     try:
-        X, y = load_svmlight_file(os.fspath(path), n_features=n_features, dtype=dtype)
-    # ValueError: parse errors; OSError and EOFError: corrupt compressed data
-    # and files that cannot be opened.
-    except (ValueError, OSError, EOFError) as err:
+        X, y = load_svmlight_file(
+            os.fspath(path), n_features=n_features, dtype=dtype, zero_based=bool(zero_based)
+        )
+    except _READ_ERRORS as err:
         raise DataFormatError(f"could not read LIBSVM file '{path}': {err}") from err
+    # ValueError: a parse error; OverflowError: an index of 2**31 or more.
+    except (ValueError, OverflowError) as err:
+        raise _parse_error(path, str(err), zero_based, n_features, dtype) from err
     if X.shape[0] == 0:
         raise DataFormatError(f"could not read LIBSVM file '{path}': it holds no samples")
     if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
-        raise DataFormatError(
-            f"could not read LIBSVM file '{path}': it holds non-finite values (nan or inf)"
+        raise _parse_error(
+            path, "it holds non-finite values (nan or inf)", zero_based, n_features, dtype
         )
     X = sp.csr_matrix(X)
     if X.nnz < 2**31 and X.shape[1] < 2**31:
@@ -126,6 +176,119 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
         X.indices = X.indices.astype(np.int32)
         X.indptr = X.indptr.astype(np.int32)
     return X, np.asarray(y, dtype=np.float64)
+
+
+def _parse_error(path, reason, zero_based, n_features, dtype):
+    """The DataFormatError for a LIBSVM file that the fast parser rejected.
+
+    Scans `path` for its first bad line (see :func:`_find_bad_line`) and
+    names it; `reason`, the fast parser's complaint, is the message when no
+    line is found or the file cannot be read again.
+    """
+    try:
+        bad_line = _find_bad_line(path, zero_based, n_features, dtype)
+    except _READ_ERRORS as err:
+        reason = f"{reason} ({err})"
+        bad_line = None
+    if bad_line is not None:
+        line_number, problem = bad_line
+        reason = f"line {line_number}: {problem}"
+    return DataFormatError(f"could not read LIBSVM file '{path}': {reason}")
+
+
+def _find_bad_line(path, zero_based, n_features, dtype):
+    """Return ``(line number, problem)`` for the first bad line of `path`, or None.
+
+    Line numbers count from 1 over every line of the (decompressed) file,
+    empty and comment lines included.  The rules are those of
+    :func:`load_svmlight`; see :func:`_line_problem`.
+    """
+    first_index = 0 if zero_based else 1
+    dtype = np.dtype(dtype)
+    largest = float(np.finfo(dtype).max)
+    with _open(path, path.name) as f:
+        for line_number, line in enumerate(f, start=1):
+            problem = _line_problem(line, first_index, n_features, dtype, largest)
+            if problem is not None:
+                return line_number, problem
+    return None
+
+
+def _line_problem(line, first_index, n_features, dtype, largest):
+    """What is wrong with one line (bytes) of a LIBSVM file, or None.
+
+    Mirrors scikit-learn's parser: text from the first ``#`` on is a
+    comment, tokens are separated by whitespace, the first token is the
+    label, and a token starting with ``qid`` right after it is skipped.
+    `first_index` is the smallest valid feature index (0 or 1).  Labels must
+    be finite (they are read as float64), values finite in `dtype`, whose
+    largest finite value is `largest`.
+    """
+    tokens = line.split(b"#", 1)[0].split()
+    if not tokens:
+        return None
+    label, features = tokens[0], tokens[1:]
+    try:
+        if not math.isfinite(float(label)):
+            return f"label {_show(label)} is not finite"
+    except ValueError:
+        return f"label {_show(label)} is not a number"
+    if features and features[0].startswith(b"qid"):
+        if b":" not in features[0]:
+            return f"malformed token {_show(features[0])}: expected qid:VALUE"
+        features = features[1:]
+    previous = -1
+    for token in features:
+        index_text, colon, value_text = token.partition(b":")
+        if not colon:
+            return f"malformed token {_show(token)}: expected INDEX:VALUE"
+        try:
+            index = int(index_text)
+        except ValueError:
+            return f"malformed token {_show(token)}: the index is not an integer"
+        if index < 0:
+            return f"negative feature index {index}"
+        if index < first_index:
+            return (
+                "feature index 0, but LIBSVM indices start at 1 "
+                "(read zero-based files with zero_based=True)"
+            )
+        if index > _MAX_INDEX:
+            return f"feature index {index} is too large (at most {_MAX_INDEX})"
+        if index <= previous:
+            return (
+                f"feature indices must be strictly ascending, got {index} after {previous}"
+            )
+        if n_features is not None and index - first_index >= n_features:
+            return f"feature index {index} is beyond n_features={n_features}"
+        try:
+            value = float(value_text)
+        except ValueError:
+            return f"malformed token {_show(token)}: the value is not a number"
+        if not _is_finite(value, dtype, largest):
+            return f"value {_show(value_text)} of feature {index} is not finite in {dtype}"
+        previous = index
+    return None
+
+
+def _is_finite(value, dtype, largest):
+    """Whether the float `value` is finite, also once converted to `dtype`.
+
+    `largest` is the largest finite value of `dtype`; only values beyond it
+    are converted (they may still round down to it).
+    """
+    if not math.isfinite(value):
+        return False
+    if abs(value) <= largest:
+        return True
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(dtype.type(value)))
+
+
+def _show(token, limit=40):
+    """A token (bytes) quoted for an error message, cut to `limit` characters."""
+    text = token.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 @dataclass(frozen=True)
@@ -534,14 +697,19 @@ def _sha256(path, compression_name=None):
     With `compression_name`, hash the decompressed content, the compression
     being given by the suffix of that name (``.bz2``, ``.gz``, else none).
     """
-    opener = open
-    if compression_name is not None:
-        opener = {".bz2": bz2.open, ".gz": gzip.open}.get(Path(compression_name).suffix, open)
     digest = hashlib.sha256()
-    with opener(path, "rb") as f:
+    with _open(path, compression_name) as f:
         while chunk := f.read(_CHUNK_BYTES):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _open(path, compression_name):
+    """Open `path` for reading bytes, decompressed according to the suffix of
+    `compression_name` (``.bz2``, ``.gz``, else none; None: no decompression)."""
+    suffix = None if compression_name is None else Path(compression_name).suffix
+    opener = {".bz2": bz2.open, ".gz": gzip.open}.get(suffix, open)
+    return opener(path, "rb")
 
 
 def _verify(path, compression_name, data_file, label):
@@ -555,7 +723,7 @@ def _verify(path, compression_name, data_file, label):
         return
     try:
         got = _sha256(path, compression_name)
-    except (OSError, EOFError) as err:
+    except _READ_ERRORS as err:
         raise DataFormatError(f"could not decompress '{label}': {err}") from err
     if got != data_file.content_sha256:
         raise DataFormatError(
