@@ -14,7 +14,7 @@ from numba import njit
 
 from ._exp import exp_nonpositive
 from ._options import JIT_OPTIONS
-from ._validation import check_csr_format
+from ._validation import canonical_csr, check_sparse_structure
 from .kernels import LINEAR, POLY, RBF, row_sq_norms
 
 
@@ -38,7 +38,7 @@ class PackedData:
         unchecked, so they are verified here (scipy does not check them on
         construction), and duplicate entries are summed on a copy.
         """
-        X = check_csr_format(X)
+        X = canonical_csr(check_sparse_structure(X))
         if sp.issparse(X):
             return cls(np.empty((0, 0), dtype=X.dtype), X.data,
                        X.indices.astype(np.int64, copy=False),

@@ -32,6 +32,7 @@ weights the step weights are exactly 1, so the unweighted algorithm is
 reproduced bit for bit.
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -48,8 +49,8 @@ from sklearn.utils.validation import (_check_sample_weight, _num_samples, check_
 from tqdm.auto import tqdm
 
 from . import _options
-from ._validation import check_csr_format
-from .kernels import KERNELS, Kernel
+from ._validation import canonical_csr, check_sparse_structure, native_byteorder
+from .kernels import KERNELS, Kernel, row_sq_norms
 from .multiclass import binary_targets, labels_from_decision
 
 #: Constraints of the kernel parameters, SVC's (every estimator validates all of
@@ -77,6 +78,67 @@ def random_seeds(random_state, count):
     """``count`` int32 seeds drawn from ``random_state`` (one per binary problem, drawn
     up front so that results do not depend on ``n_jobs``)."""
     return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=count)
+
+
+def regularization(C, weight_sum):
+    """lambda = 1 / (C S), refused (ValueError) outside float64's normal range.
+
+    A lambda that is 0, subnormal or infinite (C or S extreme) would make the
+    solvers divide by zero or overflow; the message gives the usable range of C.
+    """
+    lam = 1.0 / C / weight_sum
+    tiny, huge = np.finfo(np.float64).tiny, np.finfo(np.float64).max
+    if not tiny <= lam < huge:
+        raise ValueError(f"C={C!r} is too {'large' if lam < tiny else 'small'} for a total "
+                         f"sample weight of {weight_sum:.6g}: the regularisation 1/(C S) = {lam!r} "
+                         f"is outside float64's normal range; use C between "
+                         f"{1.0 / huge / weight_sum:.3g} and {1.0 / tiny / weight_sum:.3g}")
+    return lam
+
+
+def check_value_range(X, kernel=None):
+    """Raise ValueError if the values of X overflow float64 arithmetic.
+
+    Every kernel and solver works with squared norms or dot products, so a
+    row's squared norm must be finite (finite but huge values such as 1e200
+    are refused).  For the polynomial ``kernel`` (a resolved :class:`Kernel`)
+    every kernel value between rows of X is bounded, by Cauchy-Schwarz, by
+    (gamma max_i ||x_i||^2 + |coef0|)^degree, which must be finite too.
+    """
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq_norms = row_sq_norms(X)
+        if not np.all(np.isfinite(sq_norms)):
+            row = int(np.flatnonzero(~np.isfinite(sq_norms))[0])
+            raise ValueError(f"X holds values too large for float64 arithmetic: the squared "
+                             f"norm of row {row} overflows; scale the features (for example "
+                             "with sklearn.preprocessing.StandardScaler or MaxAbsScaler)")
+        if kernel is not None and kernel.name == "poly" and len(sq_norms):
+            bound = (kernel.gamma * np.float64(sq_norms.max()) + abs(kernel.coef0)) ** kernel.degree
+            if not np.isfinite(bound):
+                raise ValueError(f"the polynomial kernel (gamma={kernel.gamma:.3g}, coef0="
+                                 f"{kernel.coef0:.3g}, degree={kernel.degree}) overflows float64 "
+                                 "on these feature values; scale the features or use a smaller "
+                                 "gamma, coef0 or degree")
+
+
+def _non_finite(value):
+    """True if ``value`` is a float array (dense or sparse) holding NaN or inf."""
+    if sp.issparse(value):
+        value = value.data
+    return (isinstance(value, np.ndarray) and value.dtype.kind in "fc"
+            and not np.all(np.isfinite(value)))
+
+
+def check_finite_output(values, what):
+    """Raise ValueError if computed ``values`` (of an input that passed validation) hold
+    NaN or inf: an overflow on rows far outside the training range."""
+    if _non_finite(values):
+        rows = np.flatnonzero(~np.all(np.isfinite(values.reshape(len(values), -1)), axis=1))
+        raise ValueError(f"the {what} of {len(rows)} row(s) (first: row {rows[0]}) overflow "
+                         "float64: their feature values are far outside the training range; "
+                         "scale the features")
 
 
 @dataclass
@@ -128,8 +190,9 @@ class TrainingProblem:
         return float(self.weights.sum())
 
     def lam(self, C):
-        """lambda = 1 / (C S), the regularisation of the averaged weighted objective."""
-        return 1.0 / (C * self.weight_sum)
+        """lambda = 1 / (C S), the regularisation of the averaged weighted objective
+        (see :func:`regularization`)."""
+        return regularization(C, self.weight_sum)
 
     @property
     def step_weights(self):
@@ -218,8 +281,36 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._publish(self._fit(self._problem(X, y, sample_weight)))
+        with self._fitting():
+            self._publish(self._fit(self._problem(X, y, sample_weight)))
         return self
+
+    @contextmanager
+    def _fitting(self):
+        """Run a fit as a transaction.
+
+        On any exception, KeyboardInterrupt included, the estimator is restored
+        exactly as it was before the call (its previous model, or unfitted) and
+        the exception propagates; an arithmetic error (an overflow or a
+        division by zero from extreme data or parameters) becomes a ValueError
+        that says so.  Fits never modify the previous model's objects in place.
+        """
+        saved = dict(vars(self))
+        try:
+            yield
+        except BaseException as exc:
+            vars(self).clear()
+            vars(self).update(saved)
+            if isinstance(exc, ArithmeticError):
+                raise ValueError(self._overflow_message(f"{type(exc).__name__}: {exc}")) from exc
+            raise
+
+    def _overflow_message(self, what):
+        params = self.get_params(deep=False)
+        shown = ", ".join(f"{k}={params[k]!r}" for k in ("C", "gamma", "M") if k in params)
+        return (f"{type(self).__name__} overflowed ({what}): the feature values or the "
+                f"parameters ({shown}) are too extreme for float64 arithmetic; scale the "
+                "features (e.g. sklearn.preprocessing.StandardScaler) or use moderate parameters")
 
     def _problem(self, X, y, sample_weight, classes=None, reset=True, partial=False):
         """Validate the parameters and (X, y, sample_weight); build the TrainingProblem.
@@ -240,10 +331,11 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             if kernel == "precomputed" and sp.issparse(X):
                 raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
                                 "matrix as a dense array")
+            X = check_sparse_structure(X)
             X, y = validate_data(self, X, y, accept_sparse=_sparse_format(kernel),
                                  dtype=np.float64 if kernel == "precomputed" else
                                  [np.float64, np.float32], order="C", reset=reset)
-            X = check_csr_format(X)
+            X = canonical_csr(native_byteorder(X))
             if kernel == "precomputed" and X.shape[0] != X.shape[1]:
                 raise ValueError(f"Precomputed matrix must be a square matrix. Input is a "
                                  f"{X.shape[0]}x{X.shape[1]} matrix.")
@@ -266,8 +358,11 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         if len(rows) < len(weights):
             X = (X[np.ix_(rows, rows)] if kernel == "precomputed" else _safe_indexing(X, rows))
             y_enc, weights = y_enc[rows], weights[rows]
+        if not callable(kernel) and kernel != "precomputed":
+            check_value_range(X)                # before gamma='scale' takes X's variance
         resolved = Kernel.resolve(kernel, self._gamma_param(), getattr(self, "degree", 3),
                                   getattr(self, "coef0", 0.0), X)
+        check_value_range(X, resolved)
         return TrainingProblem(X, y_enc.astype(np.intp), classes, weights, rows, resolved)
 
     def _sample_weights(self, X, y, y_enc, classes, sample_weight, partial):
@@ -323,7 +418,14 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
 
     def _publish(self, fitted):
         """Set the fitted attributes at once, dropping those of an earlier fit that this
-        fit does not have (another kernel, another solver)."""
+        fit does not have (another kernel, another solver).
+
+        A model holding NaN or inf (an overflow) is refused with a ValueError
+        before anything is set: never a silently broken model.
+        """
+        broken = sorted(name for name, value in fitted.items() if _non_finite(value))
+        if broken:
+            raise ValueError(self._overflow_message(f"non-finite {', '.join(broken)}"))
         stale = [name for name in vars(self) if name.endswith("_") and not name.startswith("_")
                  and name not in ("n_features_in_", "feature_names_in_") and name not in fitted]
         for name in stale:
@@ -350,6 +452,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "intercept_")
         decision = self._decision(self._validate_for_predict(X)) + self.intercept_
+        check_finite_output(decision, "decision values")
         return decision[:, 0] if decision.shape[1] == 1 else decision
 
     def predict(self, X):
@@ -365,9 +468,12 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         if kernel == "precomputed" and sp.issparse(X):
             raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
                             "matrix as a dense array")
-        X = validate_data(self, X, accept_sparse=_sparse_format(kernel),
+        X = validate_data(self, check_sparse_structure(X), accept_sparse=_sparse_format(kernel),
                           dtype=[np.float64, np.float32], reset=False)
-        return check_csr_format(X)
+        X = canonical_csr(native_byteorder(X))
+        if kernel != "precomputed":
+            check_value_range(X, self._fitted_kernel())
+        return X
 
     def _fitted_kernel(self):
         """The kernel of the fitted model (gamma as resolved by the fit)."""

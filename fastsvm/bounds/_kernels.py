@@ -361,6 +361,7 @@ N_KSTATE = 4
 #: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
 #: terms are updated incrementally: it covers their cancellation and drift.
 DIST_SLACK = 1e-9
+SCALE_FLOOR = 1e-100    # see kernel_pegasos_steps
 
 
 @njit(**JIT_OPTIONS)
@@ -393,6 +394,8 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
     points stored as the columns of ``svt``, row ``sv_row[s]``;
     ``slot_of[i]`` is point i's column or -1).  The shrink 1 - 1/t and the
     projection only change ``scale``; ``weight`` holds the step weights c_i.
+    A scale below ``SCALE_FLOOR`` (a small lambda: long runs of shrinks and
+    projections) is folded into ``coef``, which keeps w and stays finite.
 
     ||w||^2, <w, w_ref> and ||w_ref||^2 (the terms of eq. 6, expanded) are
     updated per iteration from the margins of the violators, their stored
@@ -501,6 +504,10 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
             scale *= factor
             norm2 *= factor * factor
             cross *= factor
+        if scale < SCALE_FLOOR:         # fold the scale into coef before coef / scale overflows
+            for s in range(n_sv):
+                coef[s] *= scale
+            scale = 1.0
         state[KS_SCALE] = scale
         state[KS_NORM2] = norm2
         state[KS_CROSS] = cross

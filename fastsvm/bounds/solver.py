@@ -118,7 +118,7 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
     Minimises F(w, b) = lambda/2 ||w||^2 + 1/S sum_i s_i l(y_i (<w, x_i> + b)),
     s = ``weight``, S = sum_i s_i (the offset is not regularised;
     ``fit_intercept=False`` keeps b = 0).
-    Step rule: w <- w - eta grad F with eta = ``eta0`` at first, halved
+    Step rule: w <- w - eta grad F with eta = min(``eta0``, 1/lambda) at first, halved
     whenever F rose since the previous iterate; stop when
     |F_t - F_{t-1}| <= tol |F_{t-1}| (the model returned is the last iterate
     evaluated) or after ``max_iter`` evaluations.
@@ -138,7 +138,7 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
     rule = K.new_rule(*resort_schedule(packed, n))
     result = GDResult(w, b, [], [], [], eta0, False)
     started = time.perf_counter()
-    eta = eta0
+    eta = min(eta0, 1.0 / lam)     # eta lam <= 1: the regulariser alone cannot diverge
     for it in range(max_iter):
         mode = "plain"
         if sorter is not None:

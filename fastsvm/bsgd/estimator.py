@@ -238,6 +238,11 @@ class BudgetSVC(BaseSVC):
         -------
         self
         """
+        with self._fitting():
+            self._partial_fit(X, y, classes, sample_weight)
+        return self
+
+    def _partial_fit(self, X, y, classes, sample_weight):
         stream = getattr(self, "_stream", None)
         if stream is None and hasattr(self, "dual_coef_"):
             raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
@@ -250,14 +255,13 @@ class BudgetSVC(BaseSVC):
                 raise ValueError(f"classes={classes!r} differs from the classes of the first "
                                  f"call {self.classes_!r}")
             classes = self.classes_
-            stream = copy.deepcopy(stream)      # an interrupted call leaves the model as it was
+            stream = copy.deepcopy(stream)      # the previous model stays intact
         problem = self._problem(X, y, sample_weight, classes=classes, reset=stream is None,
                                 partial=True)
         if stream is None:
             stream = self._start(problem)
         stream.see(problem.weights, self.C)
         self._publish(self._train(stream, problem, 1, partial=True))
-        return self
 
     def _start(self, problem):
         """A new stream: empty models, the kernel fixed, the seed sequence started."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
+from ..base import regularization
 from .._cycles import ticks_per_second
 from . import _kernels as K
 
@@ -75,7 +76,7 @@ class BSGDStream:
         """Count a batch of sample weights in; rescale the states for the new lambda."""
         self.n_seen += len(weights)
         self.weight_seen += float(weights.sum())
-        lam = 1.0 / (C * self.weight_seen)
+        lam = regularization(C, self.weight_seen)
         if self.lam is not None:
             for state in self.states:
                 state.rescale_lambda(self.lam, lam)

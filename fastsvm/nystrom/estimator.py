@@ -13,7 +13,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from tqdm.auto import tqdm
 
 from .. import _options
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, random_seeds
+from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
+                    random_seeds)
 from ..kernels import KERNELS
 from .embedding import NystromMap, _dense_if_small, nystrom_projection, sample_landmarks
 from .solver import solve_assg, solve_pegasos
@@ -215,9 +216,11 @@ class NystromSVC(BaseSVC):
         -------
         ndarray of shape (n_samples, n_components_), float32 or X's float type
         """
-        problem = self._problem(X, y, sample_weight)
-        fitted, Phi = self._fit_embedding(problem)
-        self._publish(fitted)
+        with self._fitting():
+            problem = self._problem(X, y, sample_weight)
+            fitted, Phi = self._fit_embedding(problem)
+            check_finite_output(Phi, "embedding")
+            self._publish(fitted)
         whole = len(problem.rows) == _num_samples(X)      # no row of weight 0 was dropped
         return Phi if whole and getattr(X, "dtype", None) == Phi.dtype else self.transform(X)
 
@@ -313,7 +316,9 @@ class NystromSVC(BaseSVC):
         (X's float type; float64 for a callable kernel)."""
         check_is_fitted(self, "coef_")
         X = self._validate_for_predict(X)
-        return self._nystrom_map().transform(X, dtype=getattr(X, "dtype", np.float64))
+        embedding = self._nystrom_map().transform(X, dtype=getattr(X, "dtype", np.float64))
+        check_finite_output(embedding, "embedding")
+        return embedding
 
     def _decision(self, X):
         """<w, embedding(x)> of each binary model."""
