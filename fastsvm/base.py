@@ -280,6 +280,14 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or data, including values, kernels or
+            parameters that overflow float64 (a model holding NaN or inf is
+            never returned).  If the call raises anything (KeyboardInterrupt
+            included), the estimator is exactly as it was before the call.
         """
         with self._fitting():
             self._publish(self._fit(self._problem(X, y, sample_weight)))
@@ -469,7 +477,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             raise TypeError("sparse precomputed kernels are not supported: pass the kernel "
                             "matrix as a dense array")
         X = validate_data(self, check_sparse_structure(X), accept_sparse=_sparse_format(kernel),
-                          dtype=[np.float64, np.float32], reset=False)
+                          dtype=[np.float64, np.float32], order="C", reset=False)
         X = canonical_csr(native_byteorder(X))
         if kernel != "precomputed":
             check_value_range(X, self._fitted_kernel())

@@ -186,6 +186,9 @@ def _build_parser():
     _add_estimator_options(train)
     _ESTIMATOR_OPTIONS.update({action.dest: "/".join(action.option_strings)
                                for action in train._actions if action.dest not in before})
+    train.add_argument("--zero-based", action="store_true",
+                       help="feature indices of the data file start at 0 (LIBSVM's start at 1; "
+                       "index 0 is otherwise an error, never guessed)")
     train.add_argument("-q", "--quiet", action="store_true", help="quiet mode: no progress and no report")
     train.set_defaults(func=_train)
 
@@ -205,6 +208,9 @@ def _build_parser():
         help="where to write the predicted labels (default: standard output; the accuracy then "
         "goes to standard error)",
     )
+    predict.add_argument("--zero-based", action="store_true",
+                         help="feature indices of the data file start at 0 (LIBSVM's start at 1; "
+                         "index 0 is otherwise an error, never guessed)")
     predict.add_argument("-q", "--quiet", action="store_true", help="quiet mode: do not report the accuracy")
     predict.set_defaults(func=_predict)
     return parser
@@ -312,13 +318,13 @@ def _accuracy(pred, y):
     return int(np.count_nonzero(pred == np.asarray(y, dtype=np.float64))), int(len(y))
 
 
-def _read_data(path, n_features=None):
+def _read_data(path, n_features=None, zero_based=False):
     from fastsvm.datasets import DataFormatError, load_svmlight
 
     if os.path.isdir(path):
         raise CLIError(f"{path}: is a directory, not a data file")
     try:
-        X, y = load_svmlight(path, n_features=n_features)
+        X, y = load_svmlight(path, n_features=n_features, zero_based=zero_based)
     except DataFormatError as exc:
         msg = str(exc)
         raise CLIError(msg if path in msg else f"{path}: {msg}") from None
@@ -374,7 +380,7 @@ def _train(args, out):
     model_file = args.model_file or os.path.basename(args.data_file) + ".model.npz"
     _check_writable(model_file)  # before training, not after
 
-    X, y = _read_data(args.data_file)
+    X, y = _read_data(args.data_file, zero_based=args.zero_based)
     y = _training_labels(y)
     classes = np.unique(y)
     if len(classes) < 2:
@@ -419,7 +425,7 @@ def _predict(args, out):
     model = load_model(args.model_file)
     n_model = int(model.n_features_in_)
 
-    X, y = _read_data(args.data_file)
+    X, y = _read_data(args.data_file, zero_based=args.zero_based)
     if X.shape[1] > n_model:
         raise CLIError(
             f"{args.data_file}: the data has {X.shape[1]} features but the model "

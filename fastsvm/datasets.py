@@ -251,7 +251,7 @@ def _line_problem(line, first_index, n_features, dtype, largest):
         if index < first_index:
             return (
                 "feature index 0, but LIBSVM indices start at 1 "
-                "(read zero-based files with zero_based=True)"
+                "(read zero-based files with zero_based=True, or --zero-based on the command line)"
             )
         if index > _MAX_INDEX:
             return f"feature index {index} is too large (at most {_MAX_INDEX})"

@@ -201,6 +201,19 @@ def test_cli_predict_bad_file(tmp_path, capsys, content):
     assert not out_file.exists()
 
 
+def test_cli_zero_based_option(tmp_path, capsys):
+    """--zero-based reads index 0 as column 0 in train and predict; without it index 0 is
+    the error naming the line."""
+    zero = write(tmp_path / "zero.txt", "".join(
+        f"{'+1' if i % 2 else '-1'} 0:{i % 2 + 0.5} 1:{i % 3}\n" for i in range(30)))
+    model, out_file = tmp_path / "m.npz", tmp_path / "pred.txt"
+    assert main(["train", "-q", "--solver", "huber", "--zero-based", str(zero), str(model)]) == 0
+    assert main(["predict", "-q", "--zero-based", str(zero), str(model), str(out_file)]) == 0
+    assert len(out_file.read_text().split()) == 30
+    assert main(["predict", "-q", str(zero), str(model), str(out_file)]) == 1
+    assert "line 1" in _one_error_line(capsys)
+
+
 # --------------------------------------------------------------------------
 # Property-based: round trip, and corrupted lines
 

@@ -1,0 +1,686 @@
+"""No crash, no silent wrong answer: what every estimator and entry point does with
+hostile input (see the README section "What bad input gets").
+
+- Malformed sparse structures (any format, value dtype and index dtype) are a
+  ValueError naming the defect, raised before scipy's C++ routines or a
+  compiled kernel touch them; unsorted and duplicate indices are valid and
+  give exactly the model of the canonical matrix.
+- Finite values whose squares overflow, overflowing kernels and extreme
+  parameters give a finite model or a ValueError, never NaN or inf output,
+  never ZeroDivisionError or OverflowError.
+- Containers (DataFrames of any dtype, read-only, strided, Fortran-ordered,
+  big-endian arrays) give the model of the plain array.
+- An interrupted fit, refit or partial_fit leaves the estimator as it was.
+
+The property-based tests run here and, in ``test_compiled_code_in_bounds``,
+again in their own process with ``NUMBA_BOUNDSCHECK=1``.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import event, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from numpy.testing import assert_array_equal
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
+from fastsvm._validation import check_sparse_structure
+
+#: Small, fast settings of every estimator and every kind of model.
+ESTIMATORS = {
+    "budget": BudgetSVC(budget=8, epochs=2, random_state=0),
+    "budget-poly": BudgetSVC(budget=8, epochs=2, kernel="poly", maintenance="remove",
+                             random_state=0),
+    "nystrom": NystromSVC(n_components=8, random_state=0),
+    "huber": HuberSVC(max_iter=300),
+    "pegasos": PegasosSVC(max_iter=60, random_state=0),
+    "pegasos-rbf": PegasosSVC(kernel="rbf", max_iter=60, random_state=0),
+    "margin-sgd": MarginSGDSVC(random_state=0),
+}
+NAMES = sorted(ESTIMATORS)
+
+
+def make(name, **params):
+    return clone(ESTIMATORS[name]).set_params(**params)
+
+
+def fit_quietly(clf, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return clf.fit(X, y, **kw)
+
+
+def data(n=40, d=5, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[np.abs(X) < 0.6] = 0.0                       # sparse enough to make CSR meaningful
+    y = np.arange(n) % n_classes
+    X[:, 0] += 1.5 * y
+    return X, y
+
+
+def assert_finite_or_value_error(clf, X, y, **kw):
+    """The contract on inputs that are valid in form: a ValueError, or a model whose
+    decision values and predictions on X are finite and well-formed."""
+    try:
+        fit_quietly(clf, X, y, **kw)
+    except ValueError:
+        return False
+    try:
+        decision = clf.decision_function(X)
+    except ValueError:
+        return True
+    assert np.all(np.isfinite(decision))
+    assert decision.shape[0] == X.shape[0]
+    assert np.isin(clf.predict(X), clf.classes_).all()
+    return True
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Every estimator fitted on the dense training data."""
+    X, y = data()
+    return {name: fit_quietly(make(name), X, y) for name in NAMES}
+
+
+# ------------------------------------------------------------------ sparse structure
+def _compressed(fmt, dtype, index_dtype):
+    X, _ = data()
+    M = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    M = M.astype(dtype)
+    M.indices = M.indices.astype(index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    return M
+
+
+def _corrupt_compressed(M, defect):
+    """A copy of CSR/CSC ``M`` (arrays assigned directly: scipy checks nothing) with one defect."""
+    M = M.copy()
+    indices, indptr = M.indices.copy(), M.indptr.copy()
+    if defect == "negative index":
+        indices[3] = -1
+    elif defect == "index too large":
+        indices[3] = M.shape[1 if M.format == "csr" else 0] + 5
+    elif defect == "indptr decreasing":
+        indptr[2], indptr[3] = indptr[3], indptr[2]
+    elif defect == "negative indptr":
+        indptr[2] = -3
+    elif defect == "indptr past nnz":
+        indptr[-1] += 1
+    elif defect == "indptr short of nnz":
+        indptr[-1] -= 1
+    elif defect == "indptr too short":
+        indptr = indptr[:-2]
+    elif defect == "indptr not from 0":
+        indptr[0] = 1
+    elif defect == "data too short":
+        M.data = M.data[:-1]
+    M.indices, M.indptr = indices, indptr
+    return M
+
+
+COMPRESSED_DEFECTS = ["negative index", "index too large", "indptr decreasing", "negative indptr",
+                      "indptr past nnz", "indptr short of nnz", "indptr too short",
+                      "indptr not from 0", "data too short"]
+VALUE_DTYPES = [bool, np.int32, np.float32, np.float64]
+
+
+def _corrupt_coo(defect, dtype=np.float64, index_dtype=np.int64):
+    X, _ = data()
+    M = sp.coo_matrix(X).astype(dtype)
+    row, col = M.row.astype(index_dtype), M.col.astype(index_dtype)
+    if defect == "negative row":
+        row[2] = -1
+    elif defect == "column too large":
+        col[2] = X.shape[1]
+    elif defect == "row array too short":
+        row = row[:-1]
+    M.row, M.col = row, col
+    return M
+
+
+@pytest.mark.parametrize("defect", COMPRESSED_DEFECTS)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_malformed_compressed_matrix_named(defect, fmt, dtype, index_dtype):
+    M = _corrupt_compressed(_compressed(fmt, dtype, index_dtype), defect)
+    with pytest.raises(ValueError, match=f"malformed {fmt.upper()} matrix"):
+        check_sparse_structure(M)
+
+
+@pytest.mark.parametrize("defect", ["negative row", "column too large", "row array too short"])
+@pytest.mark.parametrize("dtype", VALUE_DTYPES)
+def test_malformed_coo_matrix_named(defect, dtype):
+    with pytest.raises(ValueError, match="malformed COO matrix"):
+        check_sparse_structure(_corrupt_coo(defect, dtype))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("defect", COMPRESSED_DEFECTS)
+@pytest.mark.parametrize("dtype", [bool, np.float64])
+def test_fit_refuses_malformed_csr(name, defect, dtype):
+    # bool data: scikit-learn's dtype conversion would run scipy's C++ code on it
+    X, y = data()
+    M = _corrupt_compressed(_compressed("csr", dtype, np.int32), defect)
+    with pytest.raises(ValueError, match="malformed CSR matrix"):
+        make(name).fit(M, y)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+def test_fit_refuses_malformed_csc_and_coo(name, fmt):
+    _, y = data()
+    M = (_corrupt_compressed(_compressed("csc", np.int64, np.int64), "index too large")
+         if fmt == "csc" else _corrupt_coo("column too large", np.int64))
+    with pytest.raises(ValueError, match=f"malformed {fmt.upper()} matrix"):
+        make(name).fit(M, y)
+
+
+PREDICTION_METHODS = [(name, method) for name in NAMES
+                      for method in ("predict", "decision_function", "score")] + [
+                     ("nystrom", "transform")]
+
+
+@pytest.mark.parametrize("name, method", PREDICTION_METHODS)
+@pytest.mark.parametrize("defect", ["negative index", "indptr decreasing", "indptr past nnz"])
+def test_prediction_refuses_malformed_csr(fitted, name, method, defect):
+    X, y = data()
+    M = _corrupt_compressed(_compressed("csr", bool, np.int64), defect)
+    args = (M, y) if method == "score" else (M,)
+    with pytest.raises(ValueError, match="malformed CSR matrix"):
+        getattr(fitted[name], method)(*args)
+
+
+def test_partial_fit_refuses_malformed_csr():
+    X, y = data()
+    clf = make("budget").partial_fit(X, y)
+    before = clf.decision_function(X)
+    M = _corrupt_compressed(_compressed("csr", np.float32, np.int32), "negative indptr")
+    with pytest.raises(ValueError, match="malformed CSR matrix"):
+        clf.partial_fit(M, y)
+    assert_array_equal(clf.decision_function(X), before)
+
+
+def test_malformed_bsr_matrix_named():
+    X, y = data()
+    M = sp.bsr_matrix(X[:, :4], blocksize=(2, 2))
+    M.indices = M.indices.copy()
+    M.indices[0] = 7
+    with pytest.raises(ValueError, match="malformed BSR matrix"):
+        make("budget").fit(M, y)
+
+
+@pytest.mark.parametrize("convert", [sp.csr_array, sp.lil_matrix, sp.dok_matrix, sp.dia_matrix,
+                                     lambda X: sp.bsr_matrix(X, blocksize=(2, 1))])
+def test_other_sparse_formats_give_the_csr_model(convert):
+    X, y = data()
+    expected = fit_quietly(make("budget"), sp.csr_matrix(X), y).decision_function(X)
+    assert_array_equal(fit_quietly(make("budget"), convert(X), y).decision_function(X), expected)
+
+
+def _messy(X):
+    """CSR of X with every entry split into two halves (duplicates, summing exactly to
+    the value) and each row's entries in reverse order."""
+    M = sp.csr_matrix(X)
+    rows, indices, values = [], [], []
+    for i in range(M.shape[0]):
+        cols = M.indices[M.indptr[i]:M.indptr[i + 1]][::-1]
+        vals = M.data[M.indptr[i]:M.indptr[i + 1]][::-1]
+        rows += [i] * 2 * len(cols)
+        indices += list(np.repeat(cols, 2))
+        values += list(np.repeat(vals / 2, 2))
+    indptr = np.searchsorted(rows, np.arange(M.shape[0] + 1))
+    messy = sp.csr_matrix((np.array(values), np.array(indices), indptr), shape=M.shape)
+    assert not messy.has_canonical_format
+    return messy
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unsorted_and_duplicate_indices_give_the_canonical_model(name):
+    X, y = data()
+    canonical = sp.csr_matrix(X)
+    messy = _messy(X)
+    expected = fit_quietly(make(name), canonical, y).decision_function(canonical)
+    for variant in (messy, messy.tocsc(), messy.tocoo()):
+        clf = fit_quietly(make(name), variant, y)
+        assert_array_equal(clf.decision_function(variant), expected)
+        assert_array_equal(clf.decision_function(canonical), expected)
+
+
+def test_stale_canonical_flag_is_not_trusted():
+    """Indices permuted in place after scipy cached 'canonical': still summed and sorted."""
+    X, y = data()
+    expected = fit_quietly(make("budget"), sp.csr_matrix(X), y).decision_function(X)
+    M = sp.csr_matrix(X)
+    assert M.has_canonical_format
+    start, stop = M.indptr[0], M.indptr[1]
+    M.indices[start:stop] = M.indices[start:stop][::-1].copy()
+    M.data[start:stop] = M.data[start:stop][::-1].copy()
+    assert_array_equal(fit_quietly(make("budget"), M, y).decision_function(X), expected)
+
+
+# ------------------------------------------------------------------ values and parameters
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("value", [1.7e308, -1e200, 1e155])
+def test_values_whose_squares_overflow_are_refused(fitted, name, value):
+    X, y = data()
+    X[3, 1] = value
+    with pytest.raises(ValueError, match="too large for float64"):
+        make(name).fit(X, y)
+    with pytest.raises(ValueError, match="too large for float64"):
+        fitted[name].predict(X)
+    with pytest.raises(ValueError, match="too large for float64"):
+        make(name).fit(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("scale", [1e100, 1e150, 1e-150, 1e-300])
+def test_extreme_but_representable_values(name, scale):
+    """Far from unit scale but with finite squares: a finite model or a clear error."""
+    X, y = data()
+    assert_finite_or_value_error(make(name), X * scale, y)
+    assert_finite_or_value_error(make(name), (X * min(scale, 1e30)).astype(np.float32), y)
+
+
+@pytest.mark.parametrize("name", ["budget-poly", "nystrom", "pegasos-rbf", "margin-sgd"])
+def test_overflowing_polynomial_kernel_is_refused(name):
+    X, y = data()
+    with pytest.raises(ValueError, match="polynomial kernel .* overflows"):
+        make(name, kernel="poly", gamma=1e300).fit(X, y)
+
+
+EXTREME = [1e-300, 1e-30, 1e30, 1e300]
+EXTREME_PARAMETERS = (
+    [(name, "C", v) for name in NAMES if name != "margin-sgd" for v in EXTREME]
+    + [(name, "gamma", v) for name in NAMES if name not in ("huber", "pegasos") for v in EXTREME]
+    + [("margin-sgd", "M", v) for v in EXTREME]
+    + [("nystrom", p, v) for p in ("eta0", "radius0") for v in EXTREME]
+    + [("huber", p, v) for p in ("eta0", "h") for v in (1e-300, 1e-30, 0.999)]
+    + [("budget", "budget", 10_000), ("nystrom", "n_components", 10_000),
+       ("pegasos", "batch_size", 10_000), ("pegasos-rbf", "batch_size", 10_000),
+       ("budget-poly", "degree", 60), ("budget-poly", "coef0", -1e300)])
+
+
+@pytest.mark.parametrize("name, param, value", EXTREME_PARAMETERS)
+def test_extreme_parameters_give_a_finite_model_or_a_clear_error(name, param, value):
+    X, y = data()
+    assert_finite_or_value_error(make(name, **{param: value}), X, y)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "margin-sgd"])
+def test_lambda_outside_float_range_is_a_clear_error(name):
+    X, y = data()
+    with pytest.raises(ValueError, match="C=1e.300 is too large"):
+        make(name, C=1e300).fit(X, y, sample_weight=np.full(len(y), 1e100))
+    with pytest.raises(ValueError, match="C=1e-300 is too small"):
+        make(name, C=1e-300).fit(X, y, sample_weight=np.full(len(y), 1e-100))
+
+
+def test_kernel_pegasos_large_C_stays_finite():
+    """Its scale factor underflowed and coef / scale overflowed to a NaN model at C >= 1e5."""
+    X, y = data()
+    for C in (1e5, 1e10, 1e100):
+        clf = fit_quietly(make("pegasos-rbf", C=C), X, y)
+        assert np.all(np.isfinite(clf.dual_coef_)) and np.all(np.isfinite(clf.decision_function(X)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nan_and_inf_stay_errors(name):
+    X, y = data()
+    for bad in (np.nan, np.inf):
+        X_bad = X.copy()
+        X_bad[0, 0] = bad
+        with pytest.raises(ValueError, match="NaN|infinity"):
+            make(name).fit(X_bad, y)
+
+
+# ------------------------------------------------------------------ containers
+def _containers(X):
+    ro = X.copy()
+    ro.flags.writeable = False
+    columns = [f"f{j}" for j in range(X.shape[1])]
+    return {
+        "read-only": ro,
+        "strided": np.repeat(X, 2, axis=1)[:, ::2],
+        "fortran": np.asfortranarray(X),
+        "big-endian": X.astype(">f8"),
+        "DataFrame": pd.DataFrame(X, columns=columns),
+        "big-endian DataFrame": pd.DataFrame({c: X[:, j].astype(">f8")
+                                              for j, c in enumerate(columns)}),
+        "nullable DataFrame": pd.DataFrame({c: pd.array(X[:, j], dtype="Float64")
+                                            for j, c in enumerate(columns)}),
+    }
+
+
+def _read_only_csr(X):
+    M = sp.csr_matrix(X)
+    for array in (M.data, M.indices, M.indptr):
+        array.flags.writeable = False
+    return M
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_containers_give_the_model_of_the_plain_array(name):
+    X, y = data()
+    expected = fit_quietly(make(name), X, y).decision_function(X)
+    for kind, container in _containers(X).items():
+        clf = fit_quietly(make(name), container, y)
+        assert_array_equal(clf.decision_function(container), expected, err_msg=kind)
+        assert_array_equal(clf.decision_function(X), expected, err_msg=kind)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_read_only_csr_gives_the_csr_model(name):
+    X, y = data()
+    expected = fit_quietly(make(name), sp.csr_matrix(X), y).decision_function(sp.csr_matrix(X))
+    M = _read_only_csr(X)
+    assert_array_equal(fit_quietly(make(name), M, y).decision_function(M), expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_big_endian_float32_gives_the_float32_model(name):
+    X, y = data()
+    X32 = X.astype(np.float32)
+    expected = fit_quietly(make(name), X32, y).decision_function(X32)
+    assert_array_equal(fit_quietly(make(name), X.astype(">f4"), y).decision_function(X32),
+                       expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mixed_and_nullable_dtypes(name):
+    X, y = data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": (X[:, 1] * 10).astype(np.int16),
+                          "c": X[:, 2].astype(np.float32), "d": X[:, 3] > 0,
+                          "e": pd.array((X[:, 4] * 10).astype(int), dtype="Int64")})
+    plain = frame.astype(np.float64).to_numpy()
+    expected = fit_quietly(make(name), plain, y).decision_function(plain)
+    clf = fit_quietly(make(name), frame, pd.Series(y, dtype="Int64"))
+    assert_array_equal(clf.decision_function(frame), expected)
+    frame.loc[3, "e"] = pd.NA
+    with pytest.raises(ValueError, match="NaN"):
+        make(name).fit(frame, y)
+
+
+# ------------------------------------------------------------------ interruption
+def _state(clf):
+    """The estimator's attributes (identity of each value: a fit must not change any)."""
+    return {key: id(value) for key, value in vars(clf).items()}
+
+
+STAGES = ["validation", "training", "publishing"]
+
+
+def _interrupt(monkeypatch, clf, stage):
+    """Make the next fit of ``clf`` raise KeyboardInterrupt at ``stage``."""
+    cls = type(clf)
+    if stage == "validation":                       # after validate_data set n_features_in_
+        def resolve(*args, **kwargs):
+            raise KeyboardInterrupt
+        monkeypatch.setattr("fastsvm.base.Kernel.resolve", resolve)
+    elif stage == "training":                       # the whole solver ran
+        fit = cls._fit
+
+        def interrupted_fit(self, problem):
+            fit(self, problem)
+            raise KeyboardInterrupt
+        monkeypatch.setattr(cls, "_fit", interrupted_fit)
+        if hasattr(cls, "_train"):                   # BudgetSVC.partial_fit
+            train = cls._train
+
+            def interrupted_train(self, *args, **kwargs):
+                train(self, *args, **kwargs)
+                raise KeyboardInterrupt
+            monkeypatch.setattr(cls, "_train", interrupted_train)
+    else:                                           # half of the attributes set
+        def half_publish(self, fitted):
+            for key in list(fitted)[: len(fitted) // 2]:
+                setattr(self, key, fitted[key])
+            raise KeyboardInterrupt
+        monkeypatch.setattr("fastsvm.base.BaseSVC._publish", half_publish)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("stage", STAGES)
+def test_interrupted_refit_keeps_the_previous_model(monkeypatch, name, stage):
+    X, y = data()
+    clf = fit_quietly(make(name), X, y)
+    before, state = clf.decision_function(X), _state(clf)
+    X2, y2 = data(n=30, d=3, seed=1, n_classes=3)            # other shape, other classes
+    _interrupt(monkeypatch, clf, stage)
+    with pytest.raises(KeyboardInterrupt):
+        fit_quietly(clf, X2, y2)
+    monkeypatch.undo()
+    assert _state(clf) == state
+    assert_array_equal(clf.decision_function(X), before)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("stage", STAGES)
+def test_interrupted_first_fit_leaves_it_unfitted(monkeypatch, name, stage):
+    X, y = data()
+    clf = make(name)
+    state = _state(clf)
+    _interrupt(monkeypatch, clf, stage)
+    with pytest.raises(KeyboardInterrupt):
+        fit_quietly(clf, X, y)
+    monkeypatch.undo()
+    assert _state(clf) == state
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_interrupted_partial_fit_keeps_the_model(monkeypatch, stage):
+    X, y = data()
+    clf = make("budget").partial_fit(X, y)
+    before, state = clf.decision_function(X), _state(clf)
+    n_seen = clf._stream.n_seen
+    _interrupt(monkeypatch, clf, stage)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X, y)
+    monkeypatch.undo()
+    assert _state(clf) == state and clf._stream.n_seen == n_seen
+    assert_array_equal(clf.decision_function(X), before)
+    clf.partial_fit(X, y)                       # and it goes on from there
+    assert clf._stream.n_seen == 2 * n_seen
+
+
+def test_interrupted_nystrom_fit_transform_keeps_the_model(monkeypatch):
+    X, y = data()
+    clf = fit_quietly(make("nystrom"), X, y)
+    before, state = clf.transform(X), _state(clf)
+    fit_embedding = NystromSVC._fit_embedding
+
+    def interrupted(self, problem):
+        fit_embedding(self, problem)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(NystromSVC, "_fit_embedding", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit_transform(*data(n=30, d=3, seed=1))
+    monkeypatch.undo()
+    assert _state(clf) == state
+    assert_array_equal(clf.transform(X), before)
+
+
+@pytest.mark.parametrize("name, endless", [
+    ("budget", dict(epochs=10**9)),
+    ("pegasos", dict(max_iter=10**9)),
+])
+def test_sigint_during_refit_restores_the_model(name, endless):
+    """A real SIGINT (Ctrl-C) sent during a refit that would never end by itself."""
+    X, y = data(n=400, d=10)
+    clf = fit_quietly(make(name), X, y)
+    before, state = clf.decision_function(X), _state(clf)
+    clf.set_params(**endless)
+    params_state = _state(clf)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            clf.fit(*data(n=400, d=8, seed=1, n_classes=3))
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, handler)
+    assert _state(clf) == params_state and params_state.keys() == state.keys()
+    assert_array_equal(clf.decision_function(X), before)
+
+
+# ------------------------------------------------------------------ property-based
+def _structure_ok(fmt, shape, data_len, major_index, minor_index):
+    """Plain-Python oracle of a well-formed CSR/CSC (major_index = indptr) or COO
+    (major_index = rows) structure."""
+    n_major, n_minor = shape if fmt != "csc" else shape[::-1]
+    if fmt == "coo":
+        return (len(major_index) == len(minor_index) == data_len
+                and all(0 <= r < shape[0] for r in major_index)
+                and all(0 <= c < shape[1] for c in minor_index))
+    indptr = list(major_index)
+    return (len(indptr) == n_major + 1 and indptr[0] == 0
+            and all(a <= b for a, b in zip(indptr, indptr[1:]))
+            and indptr[-1] == len(minor_index) == data_len
+            and all(0 <= j < n_minor for j in minor_index))
+
+
+@st.composite
+def raw_sparse(draw):
+    """A sparse matrix whose arrays are drawn freely (mostly well-formed, often not)."""
+    fmt = draw(st.sampled_from(["csr", "csc", "coo"]))
+    n, d = draw(st.integers(4, 12)), draw(st.integers(1, 5))
+    dtype = draw(st.sampled_from(VALUE_DTYPES))
+    index_dtype = draw(st.sampled_from([np.int32, np.int64]))
+    dense = draw(hnp.arrays(np.float64, (n, d), elements=st.sampled_from([0.0, 0.0, 1.0, -2.5,
+                                                                          0.5])))
+    dense[np.arange(n), np.arange(n) % d] += 1.0              # no empty row: two classes fit
+    M = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "coo": sp.coo_matrix}[fmt](dense)
+    M = M.astype(dtype)
+    major = list(M.row if fmt == "coo" else M.indptr)
+    minor = list(M.col if fmt == "coo" else M.indices)
+    values = M.data
+    edit = draw(st.sampled_from(["none", "major", "minor", "data", "shuffle"]))
+    if edit in ("major", "minor") and (major if edit == "major" else minor):
+        target = major if edit == "major" else minor
+        position = draw(st.integers(0, len(target) - 1))
+        target[position] = draw(st.integers(-3, max(n, d) + 3))
+    elif edit == "data" and len(values):
+        values = values[: draw(st.integers(0, len(values) - 1))]
+    elif edit == "shuffle" and fmt != "coo":                  # unsorted indices, still valid
+        for start, stop in zip(major[:-1], major[1:]):
+            minor[start:stop] = minor[start:stop][::-1]
+            values[start:stop] = values[start:stop][::-1]
+    major_arr, minor_arr = np.array(major, dtype=index_dtype), np.array(minor, dtype=index_dtype)
+    if fmt == "coo":
+        M.row, M.col = major_arr, minor_arr
+    else:
+        M.indptr, M.indices = major_arr, minor_arr
+    M.data = values
+    return M, _structure_ok(fmt, (n, d), len(values), major, minor)
+
+
+@given(matrix=raw_sparse(), name=st.sampled_from(NAMES))
+def test_property_sparse_structures(matrix, name):
+    """ValueError exactly when the structure is malformed; otherwise the contract."""
+    M, well_formed = matrix
+    y = np.arange(M.shape[0]) % 2
+    if not well_formed:
+        with pytest.raises(ValueError, match="malformed"):
+            make(name).fit(M, y)
+        event("malformed")
+        return
+    event("fitted" if assert_finite_or_value_error(make(name), M, y) else "ValueError")
+
+
+FINITE_VALUES = st.one_of(st.floats(-10, 10), st.sampled_from([0.0, 1e-300, -1e-300, 5e-324,
+                                                               1e150, -1e150, 1e200, 1.7e308]))
+
+
+@st.composite
+def dense_problem(draw):
+    n, d = draw(st.integers(2, 20)), draw(st.integers(1, 5))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64]))
+    X = draw(hnp.arrays(np.float64, (n, d), elements=FINITE_VALUES))
+    if dtype != np.float64:                 # values within the dtype's range
+        limit = 3e38 if dtype == np.float32 else 1e9
+        X = np.clip(X, -limit, limit).astype(dtype)
+    y = draw(hnp.arrays(np.int64, n, elements=st.integers(0, 2)))
+    weight = draw(st.none() | hnp.arrays(np.float64, n, elements=st.sampled_from(
+        [0.0, 1.0, 2.5, 1e-300, 1e300])))
+    return X, y, weight
+
+
+@given(problem=dense_problem(), name=st.sampled_from(NAMES),
+       C=st.sampled_from([1.0, 1e-300, 1e300, 1e-5, 1e5]))
+def test_property_dense_arrays(problem, name, C):
+    """Any finite array, labels and weights: a ValueError or a finite, well-formed model."""
+    X, y, weight = problem
+    params = {} if name == "margin-sgd" else {"C": C}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fitted = assert_finite_or_value_error(make(name, **params), X, y, sample_weight=weight)
+    event("fitted" if fitted else "ValueError")
+
+
+@given(X=hnp.arrays(np.float64, st.tuples(st.integers(1, 10), st.just(5)), elements=FINITE_VALUES),
+       name=st.sampled_from(NAMES), single=st.booleans(), sparse=st.booleans())
+def test_property_prediction_inputs(fitted, X, name, single, sparse):
+    """Any finite rows: decision values that are finite, or a ValueError."""
+    clf = fitted[name]
+    if single:
+        X = np.clip(X, -3e38, 3e38).astype(np.float32)
+    X = sp.csr_matrix(X) if sparse else X
+    try:
+        decision = clf.decision_function(X)
+    except ValueError:
+        event("ValueError")
+        return
+    event("predicted")
+    assert np.all(np.isfinite(decision)) and decision.shape[0] == X.shape[0]
+    if name == "nystrom":
+        assert np.all(np.isfinite(clf.transform(X)))
+
+
+@given(batches=st.lists(dense_problem(), min_size=1, max_size=3))
+def test_property_partial_fit_batches(batches):
+    """A stream of arbitrary batches: each call gives a finite model or a ValueError that
+    leaves the previous model as it was."""
+    clf = make("budget")
+    classes = np.arange(3)
+    previous = None
+    for X, y, weight in batches:
+        X = np.resize(X, (len(X), 3)).astype(np.float64)            # one width per stream
+        try:
+            clf.partial_fit(X, y, classes=classes, sample_weight=weight)
+        except ValueError:
+            event("ValueError")
+            if previous is not None:
+                assert_array_equal(clf.decision_function(previous), decision)
+            continue
+        previous, decision = X, clf.decision_function(X)
+        assert np.all(np.isfinite(decision))
+
+
+def test_compiled_code_in_bounds():
+    """The property-based tests again in a process with NUMBA_BOUNDSCHECK=1 (and its own
+    numba cache): an out-of-bounds access in compiled code fails instead of corrupting
+    memory.  Compiling every kernel with bounds checks takes about half a minute."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(root / ".numba-boundscheck"))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "property",
+         str(Path(__file__)), str(root / "tests" / "test_model_files.py")],
+        cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
