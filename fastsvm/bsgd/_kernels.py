@@ -30,7 +30,7 @@ which pair is best).
 
 Storage
 -------
-Support vectors are kept feature-major, ``svt[f, j]`` (n_features x budget+1),
+Support vectors are kept feature-major, ``svt[f, j]`` (n_features x capacity),
 so the B dot products of one step are contiguous axpy loops over j, for a
 dense row (n_features axpys) or a sparse CSR row (nnz axpys).  Squared norms
 are cached, ||x - sv||^2 = ||x||^2 + ||sv||^2 - 2 x.sv.
@@ -243,13 +243,13 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     Parameters are arrays and scalars only (see the module docstring);
     ``weight`` holds the step weight c_i of every example and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
-    rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity
-    budget + 1) is updated in place; returns the new number of support
-    vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
+    rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
+    least min(budget, n_sv + len(order)) + 1) is updated in place; returns
+    the new number of support vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
     here is bounds-checked.
     """
     t_start = read_cycle_counter()
-    cap = budget + 1
+    cap = sv_sq.shape[0]
     dots = np.empty(cap)
     kvals = np.empty(cap)
     kappa_row = np.empty(cap)

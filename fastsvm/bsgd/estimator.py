@@ -273,7 +273,7 @@ class BudgetSVC(BaseSVC):
                 "use maintenance='remove' (drop the smallest support vector), which works with "
                 "every kernel")
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
-        states = [BSGDState.empty(n_features, self.budget) for _ in range(problem.n_models)]
+        states = [BSGDState.empty(n_features, 0) for _ in range(problem.n_models)]
         return BSGDStream(states, problem.kernel, check_random_state(self.random_state),
                           np.zeros(problem.n_models))
 

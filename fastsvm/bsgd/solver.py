@@ -23,10 +23,10 @@ class BSGDState:
     ``beta`` stores lambda * t * alpha: alpha = beta / (lambda t).
     """
 
-    svt: np.ndarray                 # (n_features, budget + 1), feature-major support vectors
-    sv_sq: np.ndarray               # (budget + 1,) squared norms
-    beta: np.ndarray                # (budget + 1,) scaled coefficients
-    sv_idx: np.ndarray              # (budget + 1,) training row of each vector, -1 if merged
+    svt: np.ndarray                 # (n_features, capacity), feature-major support vectors
+    sv_sq: np.ndarray               # (capacity,) squared norms
+    beta: np.ndarray                # (capacity,) scaled coefficients
+    sv_idx: np.ndarray              # (capacity,) training row of each vector, -1 if merged
     n_sv: int = 0
     t: int = 0                      # SGD steps taken
     stats: np.ndarray = field(default_factory=lambda: np.zeros(K.N_STATS, dtype=np.int64))
@@ -34,11 +34,32 @@ class BSGDState:
     diag_sums: np.ndarray = field(default_factory=lambda: np.zeros(K.N_DIAG))
 
     @classmethod
-    def empty(cls, n_features, budget):
-        """A model without support vectors; ``n_features=0`` for a kernel matrix (only
+    def empty(cls, n_features, size):
+        """A model without support vectors, room for ``size`` of them (plus the one a step
+        adds before budget maintenance); ``n_features=0`` for a kernel matrix (only
         ``sv_idx`` identifies a support vector)."""
-        return cls(np.zeros((n_features, budget + 1)), np.zeros(budget + 1), np.zeros(budget + 1),
-                   np.full(budget + 1, -1, dtype=np.int64))
+        state = cls(np.zeros((n_features, 0)), np.zeros(0), np.zeros(0),
+                    np.zeros(0, dtype=np.int64))
+        state.reserve(size)
+        return state
+
+    def reserve(self, size):
+        """Make room for ``size`` support vectors (plus one), keeping the current ones.
+
+        Room grows with need, min(budget, support vectors + steps of the next
+        pass), so a budget far above the data costs nothing.
+        """
+        capacity = size + 1
+        if self.sv_sq.shape[0] >= capacity:
+            return
+        n = self.n_sv
+        svt = np.zeros((self.svt.shape[0], capacity))
+        svt[:, :n] = self.svt[:, :n]
+        sv_sq, beta = np.zeros(capacity), np.zeros(capacity)
+        sv_sq[:n], beta[:n] = self.sv_sq[:n], self.beta[:n]
+        sv_idx = np.full(capacity, -1, dtype=np.int64)
+        sv_idx[:n] = self.sv_idx[:n]
+        self.svt, self.sv_sq, self.beta, self.sv_idx = svt, sv_sq, beta, sv_idx
 
     def rescale_lambda(self, lam_old, lam_new):
         """Keep alpha fixed when lambda changes (partial_fit): beta scales with lambda."""
@@ -99,6 +120,7 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     ``progress`` is a tqdm-like object advanced by the number of steps done.
     """
     table_h, table_wd = tables
+    state.reserve(min(budget, state.n_sv + order.shape[0]))
     step = _options.CHUNK_STEPS
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     for start in range(0, order.shape[0], step):
