@@ -310,7 +310,7 @@ EXTREME_PARAMETERS = (
     + [("margin-sgd", "M", v) for v in EXTREME]
     + [("nystrom", p, v) for p in ("eta0", "radius0") for v in EXTREME]
     + [("huber", p, v) for p in ("eta0", "h") for v in (1e-300, 1e-30, 0.999)]
-    + [("budget", "budget", 10_000), ("nystrom", "n_components", 10_000),
+    + [("budget", "budget", 10**12), ("nystrom", "n_components", 10_000),
        ("pegasos", "batch_size", 10_000), ("pegasos-rbf", "batch_size", 10_000),
        ("budget-poly", "degree", 60), ("budget-poly", "coef0", -1e300)])
 
