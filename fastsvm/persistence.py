@@ -13,9 +13,11 @@ Any fitted fastsvm estimator (:class:`~fastsvm.BudgetSVC`,
     clf2 = load_model("adult.model.npz")      # predicts exactly like clf
 
 Unlike ``pickle``/``joblib``, loading a model file never executes code: the
-file is read with ``numpy.load(path, allow_pickle=False)`` and every entry is
-checked before an estimator is built from it, so a model file from an
-untrusted source can at worst be rejected with :class:`ModelFormatError`.
+archive is read entry by entry with :mod:`zipfile` and NumPy's ``.npy``
+header parser, nothing is ever unpickled, and every entry is checked before
+an estimator is built from it, within limits on memory and time (see
+*Limits* below), so a model file from an untrusted source can at worst be
+rejected with :class:`ModelFormatError`.
 The format is also independent of the Python, NumPy and fastsvm internals of
 the machine that wrote it.  A model with a callable kernel cannot be saved
 (a file holds no code): save one trained with ``kernel='precomputed'``.
@@ -122,25 +124,79 @@ fastsvm model from the file alone.
 
 Checks made by :func:`load_model`: the file is a readable ZIP/npz archive;
 ``meta`` and all required arrays are present, no other entry is, and none
-needs pickle; the format tag, version and estimator name are known and the
-parameters are valid; the shapes are consistent as listed above; all numbers
-are finite, ``gamma_ > 0``, counts are non-negative, indices are in range and
-the classes are distinct. Any failure raises :class:`ModelFormatError` (a
-``ValueError``) naming the file.
+needs pickle; ``meta`` has exactly the keys above, each of its type; the
+format tag, version and estimator name are known and the parameters are
+valid; the shapes are consistent as listed above; all numbers are finite,
+``gamma_ > 0``, counts are non-negative, indices are in range and the classes
+are distinct. Any failure raises :class:`ModelFormatError` (a ``ValueError``)
+naming the file.
+
+Limits
+------
+:func:`load_model` bounds the memory and time that any file can cost: what
+an entry declares is checked before the entry is decompressed or memory is
+allocated for it, and data is only ever read up to the size so checked.
+
+*The archive.* Every entry is a ``.npy`` file, named once, neither a
+directory nor encrypted, stored or deflate-compressed; the compressed
+sizes of the entries add up to at most the file's size (entries that share
+their data would count it again), and no entry declares more bytes than its
+compression can produce from its compressed size (deflate turns a byte into
+at most 1032). So the archive never yields more than about 1032 times the
+file's size.
+
+*meta* is read first, at most 32 MiB of ``.npy`` data (8 Mi characters):
+a ``HuberSVC`` keeps its objective at every iteration in
+``training_info`` (about 20 characters each, up to ``max_iter`` per binary
+model: 10 classes and 20000 iterations take 4.4 Mi characters), so a
+valid ``meta`` can take several MiB. The JSON is strict: at most 65536
+objects and arrays (a valid file: tens, a few hundred with large
+``MarginSGDSVC`` grids), nested at most 32 deep (a valid file: 4), no key
+repeated in an object, integers within the int64 range, other numbers
+finite. Parsing the largest allowed ``meta`` takes at most about 150 MB and
+a second. ``meta`` has no other key than those listed above; each parameter
+is a number, string, boolean or null (``class_weight`` may be a list of
+``[label, weight]`` pairs, ``M_grid`` and ``gamma_grid`` lists of numbers).
+
+*The arrays.* The header of each ``.npy`` entry (format 1.0 or 2.0, never
+the ``object`` dtype) is read before its data, and its dtype and shape are
+checked against the layout above: ``n_features_in_`` and ``classes_`` are
+read first, and every other shape must agree with them and with the arrays
+read before; the dimensions that the parameters bound must be within them:
+at most ``budget`` support vectors per binary model (``BudgetSVC``), at most
+``n_components`` landmarks (``NystromSVC``), at most ``n_features_in_``
+(distinct training rows) support vectors or landmarks for
+``kernel='precomputed'``. The data must be exactly as long as the header
+says, which is checked against the entry's declared size before reading
+and then while reading (a short entry or a bad CRC is rejected). All
+arrays together hold at most 16 GiB: a model that large needs as much
+memory to be used at all; the limit is there so that no header can claim
+more.
+
+Together: a "zip bomb" that claims a huge shape or size is rejected before
+its data is decompressed, and no file makes :func:`load_model` allocate more
+than about ``min(16 GiB, 1032 x its size)`` for arrays (the support vectors
+of ``PegasosSVC`` and ``MarginSGDSVC`` and the number of features and of
+classes have no bound from the parameters, so a file of mostly zeros can
+declare and hold that much).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
+import re
 import tempfile
 import warnings
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.lib import format as npy_format
 from sklearn.exceptions import NotFittedError
 
 from .kernels import uses_gamma
@@ -158,10 +214,28 @@ FORMAT_NAME = "fastsvm-model"
 #: Newest model file format version this module writes and reads.
 FORMAT_VERSION = 2
 
-_META_KEYS = ("format", "version", "estimator", "params", "classes_dtype", "training_info")
+# The keys of 'meta' and the JSON type of each.
+_META_TYPES = {"format": str, "version": int, "estimator": str, "params": dict,
+               "classes_dtype": str, "training_info": dict}
+_META_KEYS = tuple(_META_TYPES)
+_JSON_NAMES = {str: "string", int: "integer", dict: "object"}
 # dtype kinds accepted for class labels: bool, signed/unsigned int, float, unicode.
 _CLASS_KINDS = "biufU"
-_SPARSE_COMPONENTS = ("components_data_", "components_indices_", "components_indptr_")
+
+# Limits of load_model (see "Limits" in the module docstring).
+#: Most bytes of .npy data in 'meta' (4 bytes per character).
+_MAX_META_BYTES = 32 << 20
+#: Deepest nesting of JSON objects and arrays in 'meta', and most objects and arrays.
+_MAX_JSON_DEPTH = 32
+_MAX_JSON_CONTAINERS = 1 << 16
+#: Most bytes of data of all arrays of a file together.
+_MAX_ARRAY_BYTES = 16 << 30
+#: Most bytes deflate produces per compressed byte (258-byte matches coded in 2 bits), and
+#: a margin for the block headers of a short entry.
+_DEFLATE_MAX_RATIO = 1032
+_DEFLATE_SLACK = 4096
+#: Bytes decompressed at a time while reading an array.
+_READ_CHUNK = 16 << 20
 
 
 class ModelFormatError(ValueError):
@@ -201,6 +275,13 @@ class _Array:
     name: str
     kind: str
     shape: tuple
+
+
+# The arrays that hold sparse (CSR) landmarks of a NystromSVC instead of components_.
+_SPARSE_SPECS = (_Array("components_data_", "f", ("nnz",)),
+                 _Array("components_indices_", "i", ("nnz",)),
+                 _Array("components_indptr_", "i", ("m+1",)))
+_SPARSE_COMPONENTS = tuple(spec.name for spec in _SPARSE_SPECS)
 
 
 def _layout(name, params):
@@ -311,15 +392,22 @@ def _check_count(value, name, fail):
     return int(value)
 
 
-def _check_array(spec, value, dims, fail):
-    """One array against its spec: dtype kind, dimensions (binding new names), finiteness."""
-    value = np.asarray(value)
+def _check_shape(spec, dtype, shape, dims, bounds, fail):
+    """An array's dtype kind and shape against its spec.
+
+    A dimension name seen for the first time is bound to its size in ``dims``, after
+    checking the size against its bound in ``bounds`` (see :func:`_dim_bounds`), if any.
+    """
     kinds = "iuf" if spec.kind == "f" else "iu"
-    if value.dtype.kind not in kinds or value.ndim != len(spec.shape):
+    if dtype.kind not in kinds or len(shape) != len(spec.shape):
         fail(f"{spec.name} must be a {len(spec.shape)}-d {'real' if spec.kind == 'f' else 'integer'} "
-             f"array, got {value.dtype.str} array of shape {value.shape}")
-    for axis, (size, want) in enumerate(zip(value.shape, spec.shape)):
+             f"array, got {dtype.str} array of shape {shape}")
+    for axis, (size, want) in enumerate(zip(shape, spec.shape)):
         if isinstance(want, str):
+            if want not in dims and want in bounds and size > bounds[want][0]:
+                bound, reason = bounds[want]
+                fail(f"{spec.name} has {size} entries along axis {axis} but {want} is at most "
+                     f"{bound} ({reason})")
             bound = dims.setdefault(want, size)
         else:
             bound = want
@@ -328,10 +416,41 @@ def _check_array(spec, value, dims, fail):
                     else "")
             fail(f"{spec.name} has {size} entries along axis {axis} but {want} is "
                  f"{bound}{note}")
+
+
+def _check_array(spec, value, dims, bounds, fail):
+    """One array against its spec: dtype kind, dimensions (see :func:`_check_shape`),
+    finiteness; returns it as a C-ordered float64 or int64 array."""
+    value = np.asarray(value)
+    _check_shape(spec, value.dtype, value.shape, dims, bounds, fail)
     value = np.array(value, dtype=np.float64 if spec.kind == "f" else np.int64, order="C")
     if spec.kind == "f" and not np.all(np.isfinite(value)):
         fail(f"{spec.name} contains non-finite values")
     return value
+
+
+def _dim_bounds(name, params, n_models, n_features):
+    """Upper bounds that the parameters put on the dimensions they imply, as
+    ``{dimension: (bound, reason)}``.
+
+    A fitted model never exceeds them; :func:`load_model` checks them against the
+    ``.npy`` headers before reading any data, so that a file cannot claim, say, a
+    million support vectors for a ``BudgetSVC(budget=100)``.
+    """
+    kernel = params.get("kernel", "linear")
+    if name == "NystromSVC":
+        m, reason = params["n_components"], f"n_components={params['n_components']}"
+        if kernel == "precomputed" and n_features < m:
+            m, reason = n_features, f"n_features_in_={n_features} training rows"
+        return {"m": (m, reason), "m+1": (m + 1, reason), "r": (m, reason),
+                "nnz": (m * n_features, f"{reason}, {n_features} features")}
+    if name == "BudgetSVC":
+        return {"n_sv": (params["budget"] * n_models,
+                         f"budget={params['budget']} per binary model, {n_models} binary "
+                         f"model{'s' if n_models > 1 else ''}")}
+    if kernel == "precomputed":
+        return {"n_sv": (n_features, f"n_features_in_={n_features} training rows")}
+    return {}
 
 
 def _check_model(name, params, arrays, fail):
@@ -340,15 +459,16 @@ def _check_model(name, params, arrays, fail):
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     n_models = 1 if len(classes) == 2 else len(classes)
     dims = {"n_models": n_models, "n_features": n_features}
+    bounds = _dim_bounds(name, params, n_models, n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
     kernel = params.get("kernel", "linear")
     for spec in _layout(name, params):
         if spec.name == "components_" and spec.name not in arrays and _SPARSE_COMPONENTS[0] in arrays:
-            out["components_"] = _sparse_components(arrays, dims, n_features, fail)
+            out["components_"] = _sparse_components(arrays, dims, bounds, n_features, fail)
             continue
         if spec.name not in arrays:
             fail(f"missing array {spec.name}")
-        out[spec.name] = _check_array(spec, arrays[spec.name], dims, fail)
+        out[spec.name] = _check_array(spec, arrays[spec.name], dims, bounds, fail)
     if "gamma_" in out:
         if not out["gamma_"] > 0:
             fail(f"gamma_ must be > 0, got {float(out['gamma_'])}")
@@ -385,17 +505,13 @@ def _check_model(name, params, arrays, fail):
     return out
 
 
-def _sparse_components(arrays, dims, n_features, fail):
+def _sparse_components(arrays, dims, bounds, n_features, fail):
     """CSR landmarks from their three arrays, with the structure checked."""
     missing = [k for k in _SPARSE_COMPONENTS if k not in arrays]
     if missing:
         fail(f"missing array(s) {', '.join(missing)}")
-    data = _check_array(_Array("components_data_", "f", ("nnz",)), arrays["components_data_"],
-                        dims, fail)
-    indices = _check_array(_Array("components_indices_", "i", ("nnz",)),
-                           arrays["components_indices_"], dims, fail)
-    indptr = _check_array(_Array("components_indptr_", "i", ("m+1",)),
-                          arrays["components_indptr_"], dims, fail)
+    data, indices, indptr = (_check_array(spec, arrays[spec.name], dims, bounds, fail)
+                             for spec in _SPARSE_SPECS)
     m = len(indptr) - 1
     if m < 1 or dims.setdefault("m", m) != m:
         fail(f"components_indptr_ has {len(indptr)} entries, expected m + 1")
@@ -461,14 +577,35 @@ def _params_to_json(estimator):
     return params
 
 
-def _params_from_json(params, fail):
-    """The constructor parameters of a file (class_weight pairs back to a dict)."""
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _params_from_json(cls, params, fail):
+    """The constructor parameters of a file, type-checked (class_weight pairs back to a dict).
+
+    Each parameter is one of ``cls``'s and a JSON scalar, except that ``class_weight`` may be
+    a list of ``[label, weight]`` pairs and ``M_grid``/``gamma_grid`` lists of numbers; the
+    estimator checks the values.
+    """
+    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    if unknown:
+        fail(f"parameters not accepted by {cls.__name__} (unknown parameter(s) "
+             f"{_clip(', '.join(unknown))})")
     params = dict(params)
-    pairs = params.get("class_weight")
-    if isinstance(pairs, list):
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-            fail("class_weight in 'params' must be a list of [label, weight] pairs")
-        params["class_weight"] = {label: weight for label, weight in pairs}
+    for key, value in params.items():
+        if key == "class_weight" and isinstance(value, list):
+            if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], (str, int, float))
+                       and _is_number(p[1]) for p in value):
+                fail("class_weight in 'params' must be a list of [label, weight] pairs")
+        elif key.endswith("_grid") and isinstance(value, list):
+            if not all(_is_number(v) for v in value):
+                fail(f"{key} in 'params' must be a list of numbers")
+        elif value is not None and not isinstance(value, (bool, int, float, str)):
+            fail(f"parameter {key} in 'params' must be a number, string, boolean or null, "
+                 f"got {type(value).__name__}")
+    if isinstance(params.get("class_weight"), list):
+        params["class_weight"] = {label: weight for label, weight in params["class_weight"]}
     return params
 
 
@@ -570,29 +707,301 @@ def _contains(value, marker):
     return False
 
 
-def _upgrade_v1(entries, fail):
-    """A version 1 file (BudgetSVC, dual_coef_ stacked over models) as version 2 arrays."""
-    coef, n_support = entries.get("dual_coef_"), entries.get("n_support_")
-    if coef is None or n_support is None:
-        fail("missing array(s) dual_coef_ or n_support_")
-    coef, n_support = np.asarray(coef), np.asarray(n_support)
-    if coef.ndim != 1 or n_support.ndim != 1 or n_support.dtype.kind not in "iu":
-        fail(f"version 1 dual_coef_ and n_support_ must be 1-d, got shapes {coef.shape} and "
-             f"{n_support.shape}")
-    if np.any(n_support < 0) or int(n_support.sum()) != len(coef):
-        fail(f"sum(n_support_) = {int(n_support.sum())} but dual_coef_ has {len(coef)} entries")
-    bounds = np.concatenate([[0], np.cumsum(n_support)])
-    block = np.zeros((len(n_support), len(coef)))
-    for k in range(len(n_support)):
-        block[k, bounds[k]:bounds[k + 1]] = coef[bounds[k]:bounds[k + 1]]
-    return dict(entries, dual_coef_=block, support_=np.full(len(coef), -1, dtype=np.int64))
+def _upgrade_v1(arrays, fail):
+    """The arrays of a version 1 file (BudgetSVC; ``dual_coef_`` 1-d, stacked over the binary
+    models in ``n_support_`` order; no ``support_``) as version 2 arrays."""
+    coef = arrays["dual_coef_"]
+    counts = [int(n) for n in arrays["n_support_"]]
+    if min(counts) < 0 or sum(counts) != len(coef):
+        fail(f"sum(n_support_) = {sum(counts)} but dual_coef_ has {len(coef)} entries")
+    block = np.zeros((len(counts), len(coef)))
+    start = 0
+    for k, count in enumerate(counts):
+        block[k, start:start + count] = coef[start:start + count]
+        start += count
+    return dict(arrays, dual_coef_=block, support_=np.full(len(coef), -1, dtype=np.int64))
+
+
+# --------------------------------------------------------------------------
+# Reading a model file within limits (see "Limits" in the module docstring)
+# --------------------------------------------------------------------------
+
+
+def _clip(text, limit=200):
+    """``text`` on one line and at most ``limit`` characters: messages quote untrusted values."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+@contextlib.contextmanager
+def _archive_errors(fail):
+    """Report what zipfile, zlib and NumPy's .npy header parser raise on a damaged archive
+    (BadZipFile, zlib.error, EOFError, OSError, ValueError, ...) as a ModelFormatError."""
+    try:
+        yield
+    except (ModelFormatError, MemoryError):
+        raise
+    except Exception as exc:
+        fail(f"corrupt or truncated model file ({type(exc).__name__}: {_clip(str(exc))})")
+
+
+def _archive_entries(archive, file_size, fail):
+    """The archive's entries by array name, checked before any is read: '.npy' files, each
+    once, neither directories nor encrypted, stored or deflated, not overlapping, and none
+    declaring more bytes than its compressed size can produce."""
+    if "meta.npy" not in archive.namelist():
+        fail("not a fastsvm model file (no 'meta' entry)")
+    entries = {}
+    compressed = 0
+    for info in archive.infolist():
+        name = _clip(repr(info.filename))
+        if info.is_dir():
+            fail(f"entry {name} is a directory")
+        if info.flag_bits & 0x1:
+            fail(f"entry {name} is encrypted")
+        if not info.filename.endswith(".npy"):
+            fail(f"unexpected entry {name} (not a .npy array)")
+        key = info.filename[:-len(".npy")]
+        if key in entries:
+            fail(f"duplicate entry {name}")
+        if info.compress_type == zipfile.ZIP_STORED:
+            most = info.compress_size
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            most = _DEFLATE_MAX_RATIO * info.compress_size + _DEFLATE_SLACK
+        else:
+            fail(f"entry {name} uses compression method {info.compress_type}; only stored "
+                 "and deflated entries are read")
+        if info.file_size > most:
+            fail(f"entry {name} declares {info.file_size} bytes but its {info.compress_size} "
+                 "compressed bytes cannot hold that much")
+        compressed += info.compress_size
+        entries[key] = info
+    if compressed > file_size:
+        fail(f"the entries declare {compressed} bytes of compressed data but the file holds "
+             f"{file_size} bytes")
+    return entries
+
+
+def _read_entry(archive, info, check, max_bytes, fail):
+    """One ``.npy`` entry as an array, never unpickled, never larger than ``max_bytes``.
+
+    The ``.npy`` header is read first: ``check(dtype, shape)`` must accept the dtype and shape
+    before any data is decompressed. The data must be exactly as long as the header says
+    (checked against the entry's declared size, then while reading it in chunks, with its CRC).
+    """
+    key = info.filename[:-len(".npy")]
+    with _archive_errors(fail):
+        stream = archive.open(info)
+    with stream:
+        with _archive_errors(fail):
+            version = npy_format.read_magic(stream)
+            if version == (1, 0):
+                shape, fortran_order, dtype = npy_format.read_array_header_1_0(stream)
+            elif version == (2, 0):
+                shape, fortran_order, dtype = npy_format.read_array_header_2_0(stream)
+            else:
+                fail(f"{key} is in .npy format version {version[0]}.{version[1]}; "
+                     "1.0 and 2.0 are read")
+            header_size = stream.tell()
+        if dtype.hasobject:
+            fail(f"{key} has the object dtype: reading it would need pickle")
+        if dtype.itemsize == 0 or any(size < 0 for size in shape):
+            fail(f"{key} has an invalid dtype or shape ({dtype.str}, {_clip(repr(shape))})")
+        check(dtype, shape)
+        count = math.prod(shape)
+        nbytes = dtype.itemsize * count
+        if nbytes > max_bytes:
+            fail(f"{key} declares {nbytes} bytes of data, more than the {max_bytes} allowed")
+        if header_size + nbytes != info.file_size:
+            fail(f"{key}: the .npy header declares {nbytes} bytes of data but the entry holds "
+                 f"{info.file_size - header_size}")
+        data = bytearray(nbytes)
+        view = memoryview(data)
+        done = 0
+        with _archive_errors(fail):
+            while done < nbytes:
+                got = stream.readinto(view[done:done + _READ_CHUNK])
+                if not got:
+                    fail(f"{key} is truncated")
+                done += got
+    array = np.frombuffer(data, dtype=dtype, count=count)
+    return array.reshape(shape[::-1]).T if fortran_order else array.reshape(shape)
+
+
+def _json_int(text):
+    """A JSON integer, within the int64 range (checked on the text first: converting a long
+    literal takes quadratic time)."""
+    if len(text) > 20 or not -(2**63) <= int(text) < 2**63:
+        raise ValueError(f"integer {_clip(text, 40)} is outside the int64 range")
+    return int(text)
+
+
+def _json_float(text):
+    """A finite JSON number (``1e999`` would parse as infinity)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {_clip(text, 40)} is not finite")
+    return value
+
+
+def _json_object(pairs):
+    """A JSON object whose keys are distinct."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("an object repeats a key")
+    return value
+
+
+def _check_depth(value, depth, fail):
+    """Fail if JSON objects and arrays nest more than _MAX_JSON_DEPTH deep; ``value`` is at
+    level ``depth``."""
+    if depth > _MAX_JSON_DEPTH:
+        fail(f"'meta' nests JSON objects and arrays more than {_MAX_JSON_DEPTH} deep")
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, (dict, list)):
+            _check_depth(item, depth + 1, fail)
+
+
+def _read_meta(archive, info, fail):
+    """The 'meta' entry as a JSON object with the keys and types of the format (strict JSON,
+    within the limits of the module docstring)."""
+
+    def check(dtype, shape):
+        if dtype.kind != "U" or shape != ():
+            fail(f"'meta' must be a 0-d unicode array, got {dtype.str} array of shape {shape}")
+
+    array = _read_entry(archive, info, check, _MAX_META_BYTES, fail)
+    try:  # .npy unicode is UTF-32, which may hold code points that are no characters
+        text = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes().decode(
+            "utf-32-le")
+    except UnicodeDecodeError as exc:
+        fail(f"'meta' is not unicode text ({_clip(str(exc))})")
+    # Each object or array costs ~60 bytes parsed: count them (an upper bound, as brackets
+    # in strings count too) before parsing.
+    if text.count("[") + text.count("{") > _MAX_JSON_CONTAINERS:
+        fail(f"'meta' holds more than {_MAX_JSON_CONTAINERS} JSON objects and arrays")
+    try:
+        meta = json.loads(text.rstrip("\0"), object_pairs_hook=_json_object,
+                          parse_float=_json_float, parse_int=_json_int,
+                          parse_constant=_reject_constant)
+    except RecursionError:
+        fail(f"'meta' nests JSON objects and arrays more than {_MAX_JSON_DEPTH} deep")
+    except ValueError as exc:
+        fail(f"'meta' is not valid JSON ({_clip(str(exc))})")
+    if not isinstance(meta, dict):
+        fail("'meta' must be a JSON object")
+    _check_depth(meta, 1, fail)
+    if meta.get("format") != FORMAT_NAME:
+        fail(f"not a fastsvm model file (format tag {_clip(repr(meta.get('format')))}, "
+             f"expected {FORMAT_NAME!r})")
+    version = meta.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        fail(f"invalid format version {_clip(repr(version))}")
+    if version > FORMAT_VERSION:
+        fail(
+            f"model file format version {version} is newer than the newest supported "
+            f"version ({FORMAT_VERSION}); upgrade fastsvm to load it"
+        )
+    missing = [key for key in _META_KEYS if key not in meta]
+    if missing:
+        fail(f"'meta' lacks the key(s) {', '.join(missing)}")
+    unknown = sorted(set(meta) - set(_META_KEYS))
+    if unknown:
+        fail(f"'meta' has unknown key(s) {_clip(', '.join(unknown))}")
+    for key, kind in _META_TYPES.items():
+        if not isinstance(meta[key], kind):
+            fail(f"'{key}' in 'meta' must be a JSON {_JSON_NAMES[kind]}, got "
+                 f"{type(meta[key]).__name__}")
+    classes_by_name = _estimator_classes()
+    if meta["estimator"] not in classes_by_name:
+        fail(f"unknown estimator {_clip(repr(meta['estimator']))} (supported: "
+             f"{', '.join(sorted(classes_by_name))})")
+    if version == 1 and meta["estimator"] != "BudgetSVC":
+        fail(f"version 1 files hold BudgetSVC models only, not {meta['estimator']}")
+    return meta
+
+
+def _classes_dtype(text, fail):
+    """The dtype named by meta's ``classes_dtype``: a NumPy dtype string (``dtype.str``) of a
+    kind that class labels have."""
+    if not re.fullmatch(r"[<>|=]?[biufUSO][0-9]{0,9}", text):
+        fail(f"unsupported classes_dtype {_clip(repr(text))}")
+    try:
+        return np.dtype(text)
+    except (TypeError, ValueError):
+        fail(f"invalid classes_dtype {_clip(repr(text))}")
+
+
+def _read_arrays(archive, entries, version, name, params, fail):
+    """The arrays of a model file, each ``.npy`` header checked before its data is read:
+    n_features_in_ and classes_ first, then the others from the smallest declared size up,
+    each shape against the layout, the dimensions bound so far and their bounds, and all
+    data together within _MAX_ARRAY_BYTES."""
+    layout = _layout(name, params)
+    if version == 1:    # dual_coef_ stacked over the binary models, no support_
+        layout = [_Array("dual_coef_", "f", ("n_sv",)) if spec.name == "dual_coef_" else spec
+                  for spec in layout if spec.name != "support_"]
+    if name == "NystromSVC" and "components_" not in entries and _SPARSE_COMPONENTS[0] in entries:
+        layout = [spec for spec in layout if spec.name != "components_"] + list(_SPARSE_SPECS)
+    specs = {spec.name: spec for spec in layout}
+    unexpected = sorted(set(entries) - {"n_features_in_", "classes_", "feature_names_in_", *specs})
+    if unexpected:
+        fail(f"unexpected entr{'y' if len(unexpected) == 1 else 'ies'} "
+             f"{_clip(', '.join(unexpected))}")
+    missing = [key for key in ("classes_", "n_features_in_", *specs) if key not in entries]
+    if missing:
+        fail(f"missing array(s) {', '.join(missing)}")
+
+    arrays = {}
+    left = _MAX_ARRAY_BYTES
+
+    def read(key, check):
+        nonlocal left
+        arrays[key] = _read_entry(archive, entries[key], check, left, fail)
+        left -= arrays[key].nbytes
+
+    def check_classes(dtype, shape):
+        if dtype.kind not in _CLASS_KINDS or len(shape) != 1:
+            fail(f"classes_ must be a 1-d array of numbers, booleans or strings, got "
+                 f"{dtype.str} array of shape {shape}")
+
+    read("n_features_in_", lambda dtype, shape: _check_shape(
+        _Array("n_features_in_", "i", ()), dtype, shape, {}, {}, fail))
+    n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
+    read("classes_", check_classes)
+    n_classes = len(_check_classes(arrays["classes_"], fail))
+    n_models = 1 if n_classes == 2 else n_classes
+    dims = {"n_models": n_models, "n_features": n_features}
+    bounds = _dim_bounds(name, params, n_models, n_features)
+
+    def check(key, dtype, shape):
+        if key != "feature_names_in_":
+            _check_shape(specs[key], dtype, shape, dims, bounds, fail)
+        elif dtype.kind != "U" or shape != (n_features,):
+            fail(f"feature_names_in_ must be {n_features} strings, got {dtype.str} array "
+                 f"of shape {shape}")
+
+    for key in sorted(set(entries) - set(arrays), key=lambda key: entries[key].file_size):
+        read(key, lambda dtype, shape, key=key: check(key, dtype, shape))
+    if version == 1:
+        if 8 * n_models * dims["n_sv"] > left:
+            fail(f"dual_coef_ of {n_models} x {dims['n_sv']} would exceed the "
+                 f"{_MAX_ARRAY_BYTES} bytes of data a model file may hold")
+        arrays = _upgrade_v1(arrays, fail)
+    return arrays
+
+
+# --------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------
 
 
 def load_model(path):
     """Load an estimator saved by :func:`save_model`.
 
-    The file is read with ``numpy.load(..., allow_pickle=False)``: no code
-    from the file is ever executed.
+    No code from the file is ever executed (nothing is unpickled), and what the file
+    declares is checked before it is decompressed, so that memory and time stay bounded
+    on any file (see *Limits* in the module docstring).
 
     Parameters
     ----------
@@ -609,11 +1018,11 @@ def load_model(path):
     ------
     ModelFormatError
         If the file is not a valid fastsvm model file (corrupt or truncated,
-        missing or unexpected entries, unknown format/version/estimator,
-        invalid parameters, inconsistent shapes, non-finite values). The
-        message names the file.
+        missing, unexpected or duplicate entries, unknown format/version/estimator,
+        malformed ``meta``, invalid parameters, inconsistent shapes, non-finite
+        values, beyond the limits). The message names the file.
     OSError
-        If the file cannot be read (e.g. ``FileNotFoundError``).
+        If the file cannot be opened (e.g. ``FileNotFoundError``).
     """
     path = os.fspath(path)
 
@@ -621,84 +1030,26 @@ def load_model(path):
         raise ModelFormatError(f"{path}: {msg}")
 
     with open(path, "rb") as fh:  # OSError (missing file...) propagates as is
-        head = fh.read(4)
-    if head[:2] != b"PK":
-        fail("not a fastsvm model file (not an npz/zip archive)")
-
-    entries = {}
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if "meta" not in npz.files:
-                fail("not a fastsvm model file (no 'meta' entry)")
-            for key in npz.files:
-                entries[key] = npz[key]
-    except ModelFormatError:
-        raise
-    except Exception as exc:
-        # zipfile.BadZipFile, zlib.error, EOFError, struct.error, OSError, ...;
-        # ValueError: a bad .npy header, or an entry that would need pickle.
-        fail(f"corrupt or truncated model file ({type(exc).__name__}: {exc})")
-    meta_arr = entries.pop("meta")
-
-    # --- meta ---
-    if meta_arr.shape != () or meta_arr.dtype.kind != "U":
-        fail(f"'meta' must be a 0-d unicode array, got {meta_arr.dtype.str} array of shape {meta_arr.shape}")
-    try:
-        meta = json.loads(str(meta_arr), parse_constant=_reject_constant)
-    except ValueError as exc:
-        fail(f"'meta' is not valid JSON ({exc})")
-    if not isinstance(meta, dict):
-        fail("'meta' must be a JSON object")
-    if meta.get("format") != FORMAT_NAME:
-        fail(f"not a fastsvm model file (format tag {meta.get('format')!r}, expected {FORMAT_NAME!r})")
-    version = meta.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        fail(f"invalid format version {version!r}")
-    if version > FORMAT_VERSION:
-        fail(
-            f"model file format version {version} is newer than the newest supported "
-            f"version ({FORMAT_VERSION}); upgrade fastsvm to load it"
-        )
-    missing_keys = [k for k in _META_KEYS if k not in meta]
-    if missing_keys:
-        fail(f"'meta' lacks the key(s) {', '.join(missing_keys)}")
-    est_name = meta["estimator"]
-    classes_by_name = _estimator_classes()
-    if not isinstance(est_name, str) or est_name not in classes_by_name:
-        fail(f"unknown estimator {est_name!r} (supported: {', '.join(sorted(classes_by_name))})")
-    if version == 1 and est_name != "BudgetSVC":
-        fail(f"version 1 files hold BudgetSVC models only, not {est_name}")
-    if not isinstance(meta["params"], dict):
-        fail("'params' in 'meta' must be a JSON object")
-    params = _params_from_json(meta["params"], fail)
-    training_info = meta["training_info"]
-    if not isinstance(training_info, dict):
-        fail("'training_info' in 'meta' must be a JSON object")
-    try:
-        classes_dtype = np.dtype(meta["classes_dtype"])
-    except (TypeError, ValueError):
-        fail(f"invalid classes_dtype {meta['classes_dtype']!r}")
-    if classes_dtype.kind not in _CLASS_KINDS + "OS":
-        fail(f"unsupported classes_dtype {meta['classes_dtype']!r}")
-
-    # --- estimator and arrays ---
-    try:
-        estimator = classes_by_name[est_name](**params)
-        estimator._validate_params()
-    except (TypeError, ValueError) as exc:
-        fail(f"parameters not accepted by {est_name} ({exc})")
-    for key in ("classes_", "n_features_in_"):
-        if key not in entries:
-            fail(f"missing array {key}")
-    if version == 1:
-        entries = _upgrade_v1(entries, fail)
-    params = estimator.get_params(deep=False)       # with the defaults of missing parameters
-    arrays = _check_model(est_name, params, entries, fail)
-    expected = {spec.name for spec in _layout(est_name, params)} | {
-        "classes_", "n_features_in_", "feature_names_in_", *_SPARSE_COMPONENTS}
-    unexpected = sorted(set(entries) - expected)
-    if unexpected:
-        fail(f"unexpected entr{'y' if len(unexpected) == 1 else 'ies'} {', '.join(unexpected)}")
+        if fh.read(2) != b"PK":
+            fail("not a fastsvm model file (not an npz/zip archive)")
+        with _archive_errors(fail):
+            archive = zipfile.ZipFile(fh)
+        with archive:
+            entries = _archive_entries(archive, os.fstat(fh.fileno()).st_size, fail)
+            meta = _read_meta(archive, entries.pop("meta"), fail)
+            est_name = meta["estimator"]
+            cls = _estimator_classes()[est_name]
+            params = _params_from_json(cls, meta["params"], fail)
+            try:
+                estimator = cls(**params)
+                estimator._validate_params()
+                estimator._check_parameters()
+            except (TypeError, ValueError) as exc:
+                fail(f"parameters not accepted by {est_name} ({_clip(str(exc))})")
+            params = estimator.get_params(deep=False)   # with the defaults of missing parameters
+            classes_dtype = _classes_dtype(meta["classes_dtype"], fail)
+            arrays = _read_arrays(archive, entries, meta["version"], est_name, params, fail)
+    arrays = _check_model(est_name, params, arrays, fail)
 
     classes = arrays["classes_"]
     if classes_dtype.kind == "O":
@@ -709,13 +1060,16 @@ def load_model(path):
         if classes.dtype.kind != "U":
             fail(f"classes_ of dtype {classes.dtype.str} does not match classes_dtype {classes_dtype.str}")
         classes = np.char.encode(classes, "utf-8")
+    elif classes_dtype.kind == "U":  # stored as is: no conversion to another width
+        if classes_dtype != classes.dtype:
+            fail(f"classes_ of dtype {classes.dtype.str} does not match classes_dtype {classes_dtype.str}")
     elif classes_dtype != classes.dtype:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 converted = classes.astype(classes_dtype)
         except (TypeError, ValueError, OverflowError, RuntimeWarning) as exc:
-            fail(f"classes_ cannot be converted to classes_dtype {classes_dtype.str} ({exc})")
+            fail(f"classes_ cannot be converted to classes_dtype {classes_dtype.str} ({_clip(str(exc))})")
         if np.unique(converted).shape[0] != classes.shape[0] or not np.array_equal(
             converted.astype(classes.dtype), classes
         ):
@@ -726,7 +1080,7 @@ def load_model(path):
         arrays["feature_names_in_"] = np.asarray(arrays["feature_names_in_"].tolist(), dtype=object)
     if "gamma_" not in arrays and hasattr(estimator, "gamma"):
         arrays["gamma_"] = None
-    arrays["training_info_"] = training_info
+    arrays["training_info_"] = meta["training_info"]
     for key, value in arrays.items():
         setattr(estimator, key, value)
     return estimator

@@ -659,7 +659,7 @@ def test_property_partial_fit_batches(batches):
     leaves the previous model as it was."""
     clf = make("budget")
     classes = np.arange(3)
-    previous = None
+    previous = decision = None
     for X, y, weight in batches:
         X = np.resize(X, (len(X), 3)).astype(np.float64)            # one width per stream
         try:
