@@ -674,13 +674,15 @@ def test_property_partial_fit_batches(batches):
 
 
 def test_compiled_code_in_bounds():
-    """The property-based tests again in a process with NUMBA_BOUNDSCHECK=1 (and its own
+    """The property-based tests (arrays, sparse structures, model files, LIBSVM text)
+    again in a process with NUMBA_BOUNDSCHECK=1 (and its own
     numba cache): an out-of-bounds access in compiled code fails instead of corrupting
     memory.  Compiling every kernel with bounds checks takes about half a minute."""
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(root / ".numba-boundscheck"))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "property",
-         str(Path(__file__)), str(root / "tests" / "test_model_files.py")],
+         str(Path(__file__)), str(root / "tests" / "test_model_files.py"),
+         str(root / "tests" / "test_svmlight_files.py")],
         cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

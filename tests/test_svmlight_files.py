@@ -248,7 +248,7 @@ def libsvm_lines(labels, dense):
 @settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=sparse_rows(), suffix=st.sampled_from(SUFFIXES), blank_lines=st.booleans())
-def test_round_trip(tmp_path, data, suffix, blank_lines):
+def test_property_round_trip(tmp_path, data, suffix, blank_lines):
     labels, dense = data
     lines = libsvm_lines(labels, dense)
     if blank_lines:
@@ -268,7 +268,7 @@ BAD_TOKENS = ["0:1", f"{2**31}:1", f"{2**40}:2", "-2:1", "3:", ":4", "abc", "3:x
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=sparse_rows(), suffix=st.sampled_from(SUFFIXES), bad=st.sampled_from(BAD_TOKENS),
        where=st.data())
-def test_corrupted_line_is_named(tmp_path, data, suffix, bad, where):
+def test_property_corrupted_line_is_named(tmp_path, data, suffix, bad, where):
     labels, dense = data
     lines = libsvm_lines(labels, dense)
     row = where.draw(st.integers(0, len(lines) - 1), label="row")
