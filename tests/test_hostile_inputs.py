@@ -415,6 +415,20 @@ def test_mixed_and_nullable_dtypes(name):
         make(name).fit(frame, y)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_label_and_weight_containers(name):
+    """Big-endian, read-only and pandas labels and sample weights: the plain arrays' model."""
+    X, y = data()
+    weight = 1.0 + np.arange(len(y)) % 3
+    expected = fit_quietly(make(name), X, y, sample_weight=weight).decision_function(X)
+    y_ro, weight_ro = y.copy(), weight.copy()
+    y_ro.flags.writeable = weight_ro.flags.writeable = False
+    for labels, weights in [(y.astype(">i4"), weight.astype(">f8")), (y_ro, weight_ro),
+                            (pd.Series(y), pd.Series(weight)), (y.tolist(), weight.tolist())]:
+        clf = fit_quietly(make(name), X, labels, sample_weight=weights)
+        assert_array_equal(clf.decision_function(X), expected)
+
+
 # ------------------------------------------------------------------ interruption
 def _state(clf):
     """The estimator's attributes (identity of each value: a fit must not change any)."""
