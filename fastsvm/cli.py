@@ -1,4 +1,4 @@
-"""Command-line interface: ``fastsvm train`` and ``fastsvm predict``.
+"""Command-line interface: ``fastsvm train``, ``fastsvm predict`` and ``fastsvm warmup``.
 
 In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
 (svmlight) text files::
@@ -6,6 +6,7 @@ In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
     fastsvm train -B 500 -e 2 a9a a9a.model.npz            # a BudgetSVC (the default solver)
     fastsvm train --solver nystrom -n 800 -w1 3 a9a m.npz  # NystromSVC, class 1 weighted 3x
     fastsvm predict a9a.t a9a.model.npz a9a.t.out          # one predicted label per line
+    fastsvm warmup                                         # compile the kernels once
 
 ``--solver`` picks one of fastsvm's five estimators (``fastsvm train -h``
 lists them); every option sets the estimator parameter of the same name, and
@@ -213,6 +214,16 @@ def _build_parser():
                          "index 0 is otherwise an error, never guessed)")
     predict.add_argument("-q", "--quiet", action="store_true", help="quiet mode: do not report the accuracy")
     predict.set_defaults(func=_predict)
+
+    warmup = sub.add_parser(
+        "warmup",
+        help="compile fastsvm's kernels into numba's disk cache (once after installing)",
+        description=("Compile every solver's kernels for every input type into numba's "
+                     "on-disk cache, so that no later fit pays compilation (seconds per "
+                     "solver). Run it once after installing fastsvm."),
+    )
+    warmup.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+    warmup.set_defaults(func=_warmup)
     return parser
 
 
@@ -412,6 +423,15 @@ def _train(args, out):
             correct, n = acc
             print(f"Training accuracy: {100.0 * correct / n:.4f}% ({correct}/{n})", file=out)
         print(f"Model saved to {model_file}", file=out, flush=True)
+    return 0
+
+
+def _warmup(args, out):
+    from fastsvm.warmup import warm_up
+
+    seconds = warm_up(None if args.quiet else lambda line: print(line, file=out))
+    if not args.quiet:
+        print(f"compiled kernels cached in {seconds:.1f} s", file=out)
     return 0
 
 
