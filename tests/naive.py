@@ -185,8 +185,9 @@ def huber_gradient(X, y, w, b, lam, h, weight=None):
 
 
 def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None):
-    """Gradient descent with the paper's step rule (Sec. 4.2): (w, b, objectives)."""
-    w, b, eta, objectives = np.zeros(X.shape[1]), 0.0, eta0, []
+    """Gradient descent with the paper's step rule (Sec. 4.2), the first step capped at
+    1/lambda: (w, b, objectives)."""
+    w, b, eta, objectives = np.zeros(X.shape[1]), 0.0, min(eta0, 1.0 / lam), []
     for _ in range(max_iter):
         objectives.append(huber_objective(X, y, w, b, lam, h, weight))
         if len(objectives) > 1:

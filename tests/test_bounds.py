@@ -234,6 +234,45 @@ def test_huber_svc_multiclass_usps():
     assert clf.score(X_test, y_test) >= 0.90
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_huber_svc_reports_its_stop_measure_and_gradient(fit_intercept):
+    """relative_change is the measure the rule stopped on; gradient_norm the norm of the
+    oracle's gradient at the returned model."""
+    X, y = _problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for tol, max_iter in ((1e-4, 10_000), (0.0, 30)):
+            clf = HuberSVC(tol=tol, max_iter=max_iter, fit_intercept=fit_intercept).fit(X, y)
+            info = clf.training_info_
+            objective = info["objective"][0]
+            assert info["relative_change"][0] == pytest.approx(
+                abs(objective[-1] - objective[-2]) / abs(objective[-2]), rel=1e-12)
+            assert (info["relative_change"][0] <= tol) == info["converged"][0]
+            lam = 1.0 / (clf.C * len(y))
+            gw, gb = naive.huber_gradient(X, y, clf.coef_[0], clf.intercept_[0], lam, clf.h)
+            expected = np.hypot(np.linalg.norm(gw), gb if fit_intercept else 0.0)
+            assert info["gradient_norm"][0] == pytest.approx(expected, rel=1e-9)
+            assert ("suboptimality_bound" in info) == (not fit_intercept)
+
+
+def test_huber_svc_suboptimality_bound_is_a_certificate():
+    """Without the offset F is lambda-strongly convex: F(w) - F* <= ||grad F||^2 / (2 lambda),
+    checked against a tight L-BFGS solve of the same objective."""
+    from scipy.optimize import minimize
+
+    X, y = _problem()
+    lam = 1.0 / len(y)
+    h = HuberSVC().h
+    best = minimize(lambda w: naive.huber_objective(X, y, w, 0.0, lam, h),
+                    np.zeros(X.shape[1]), jac=lambda w: naive.huber_gradient(X, y, w, 0.0, lam, h)[0],
+                    method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+    for tol in (1e-2, 1e-4, 1e-8):
+        clf = HuberSVC(tol=tol, max_iter=100_000, fit_intercept=False).fit(X, y)
+        gap = naive.huber_objective(X, y, clf.coef_[0], 0.0, lam, h) - best.fun
+        bound = clf.training_info_["suboptimality_bound"][0]
+        assert -1e-12 <= gap <= bound + 1e-12
+
+
 def test_huber_svc_warns_when_not_converged():
     X, y = _problem()
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):

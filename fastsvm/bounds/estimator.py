@@ -120,8 +120,13 @@ class HuberSVC(BaseSVC):
         each iteration (n_samples at re-sorts and plain iterations).
     training_info_ : dict
         Per model: ``objective`` after each iteration, ``converged``,
-        ``n_sorts``, final ``step_size``; ``examined_fraction``, the mean of
-        ``n_examined_`` over iterations divided by n_samples; ``time_fit_s``.
+        ``relative_change`` (the measure training stops on, against ``tol``),
+        ``gradient_norm`` (||grad F|| at the returned model: 0 exactly at
+        the optimum), ``suboptimality_bound`` (||grad F||^2 / (2 lambda) >=
+        F - F*, a certificate; only with ``fit_intercept=False``, since the
+        offset is not regularised), ``n_sorts``, final ``step_size``;
+        ``examined_fraction``, the mean of ``n_examined_`` over iterations
+        divided by n_samples; ``time_fit_s``.
 
     Examples
     --------
@@ -180,11 +185,15 @@ class HuberSVC(BaseSVC):
         info = {
             "objective": [r.objective for r in results],
             "converged": [r.converged for r in results],
+            "relative_change": [r.relative_change for r in results],
+            "gradient_norm": [r.gradient_norm for r in results],
             "n_sorts": [r.n_sorts for r in results],
             "step_size": [r.step_size for r in results],
             "examined_fraction": [float(np.mean(r.examined)) / n for r in results],
             "time_fit_s": time.perf_counter() - started,
         }
+        if not self.fit_intercept:
+            info["suboptimality_bound"] = [r.gradient_norm ** 2 / (2 * lam) for r in results]
         if not all(r.converged for r in results):
             warnings.warn(f"HuberSVC did not reach tol={self.tol} within max_iter={self.max_iter} "
                           "iterations; increase max_iter or tol", ConvergenceWarning)
