@@ -135,9 +135,11 @@ def _add_estimator_options(train):
                          help="number of landmarks m")
     nystrom.add_argument("--landmarks", choices=["uniform", "leverage"], dest="landmarks",
                          help="landmark sampling")
-    nystrom.add_argument("--nystrom-solver", choices=["assg", "pegasos"], dest="solver",
-                         help="the linear SVM solver on the embedding")
-    nystrom.add_argument("--max-stages", type=int, dest="max_stages", help="maximum stages")
+    nystrom.add_argument("--nystrom-solver", choices=["assg", "pegasos", "dcd"], dest="solver",
+                         help="the linear SVM solver on the embedding (dcd: dual coordinate "
+                              "descent, stops on the duality gap)")
+    nystrom.add_argument("--max-stages", type=int, dest="max_stages",
+                         help="maximum stages (epochs for dcd)")
 
     iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
     iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")
@@ -181,7 +183,7 @@ def _build_parser():
         nargs="?",
         help="output model file (default: <data_file basename>.model.npz in the current directory)",
     )
-    train.add_argument("--solver", choices=list(SOLVERS), default="budget",
+    train.add_argument("--solver", choices=list(SOLVERS), default="budget", dest="estimator",
                        help="the estimator to train (default: %(default)s)")
     before = {action.dest for action in train._actions}
     _add_estimator_options(train)
@@ -238,7 +240,7 @@ def _expand_libsvm_weights(argv):
 
 def _estimator(args):
     """The estimator of ``--solver`` with the options given; an option it lacks is an error."""
-    cls = SOLVERS[args.solver][0]
+    cls = SOLVERS[args.estimator][0]
     accepted = cls().get_params()
     params = {}
     for dest, flags in _ESTIMATOR_OPTIONS.items():
@@ -246,7 +248,7 @@ def _estimator(args):
         if value is None or dest == "weights":
             continue
         if dest not in accepted:
-            raise CLIError(f"option {flags} does not apply to --solver {args.solver} "
+            raise CLIError(f"option {flags} does not apply to --solver {args.estimator} "
                            f"({cls.__name__} has no parameter {dest!r})")
         params[dest] = value
     if args.weights is not None and "class_weight" in params:

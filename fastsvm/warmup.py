@@ -34,6 +34,7 @@ def _estimators():
         BudgetSVC(budget=8, epochs=1, random_state=0),
         NystromSVC(n_components=8, random_state=0),
         NystromSVC(n_components=8, solver="pegasos", landmarks="leverage", random_state=0),
+        NystromSVC(n_components=8, solver="dcd", random_state=0),
         HuberSVC(max_iter=20),
         PegasosSVC(max_iter=20, random_state=0),
         PegasosSVC(kernel="rbf", max_iter=20, random_state=0),

@@ -281,3 +281,14 @@ def accuracy_offset(f, y, weight=None):
     accuracy = [np.average(np.where(f - c > 0, 1.0, -1.0) == y, weights=weight) for c in cuts]
     best = cuts[np.isclose(accuracy, max(accuracy), rtol=0, atol=1e-12)]
     return -best[np.argmin(np.abs(best))]
+
+
+def dcd_epoch(Phi, y, bias_feature, upper, order, alpha, w):
+    """Dual coordinate descent for the hinge-loss SVM (Hsieh et al. 2008, Alg. 1), one
+    coordinate at a time with explicit vectors: alpha and w updated in place."""
+    for i in order:
+        x = np.append(Phi[i], bias_feature)
+        gradient = y[i] * (x @ w) - 1.0
+        alpha_new = min(max(alpha[i] - gradient / (x @ x), 0.0), upper[i])
+        w += (alpha_new - alpha[i]) * y[i] * x
+        alpha[i] = alpha_new

@@ -311,6 +311,7 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
 @pytest.mark.parametrize("solver, options, name", [
     ("budget", ["-B", "20", "-t", "2", "-s", "0"], "BudgetSVC"),
     ("nystrom", ["-n", "40", "-c", "4", "-s", "0"], "NystromSVC"),
+    ("nystrom", ["-n", "40", "--nystrom-solver", "dcd", "--tol", "1e-4", "-s", "0"], "NystromSVC"),
     ("huber", ["-c", "2", "--tol", "1e-4"], "HuberSVC"),
     ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
     ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "permutation", "-s", "0"],
@@ -330,6 +331,16 @@ def test_every_solver_trains_and_predicts(solver, options, name, dataset, train_
     predicted = np.array(out_path.read_text().split(), dtype=int)
     np.testing.assert_array_equal(predicted, fitted.predict(X))
     assert np.mean(predicted == y) > 0.8
+
+
+@pytest.mark.parametrize("inner", ["assg", "pegasos", "dcd"])
+def test_nystrom_solver_option_sets_nystroms_solver(inner, train_file, tmp_path, capsys):
+    """--nystrom-solver pegasos once replaced --solver nystrom: it trained a PegasosSVC."""
+    model = tmp_path / "m.npz"
+    assert main(["train", "-q", "--solver", "nystrom", "--nystrom-solver", inner, "-n", "30",
+                 str(train_file), str(model)]) == 0
+    fitted = load_model(model)
+    assert type(fitted).__name__ == "NystromSVC" and fitted.solver == inner
 
 
 def test_class_weights_from_the_command_line(dataset, train_file, tmp_path, capsys):

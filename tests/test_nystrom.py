@@ -2,11 +2,14 @@
 oracles, the optimum against LIBLINEAR, accuracy floors, determinism and bad input."""
 
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification, make_moons
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import LinearSVC
 
@@ -16,7 +19,7 @@ from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
 from fastsvm.nystrom.embedding import NystromMap, sample_landmarks
-from fastsvm.nystrom.solver import primal_objective, solve_assg
+from fastsvm.nystrom.solver import primal_objective, solve_assg, solve_dcd
 
 from . import naive
 
@@ -172,6 +175,78 @@ def test_assg_approaches_the_liblinear_optimum():
     # the stage objectives decrease towards it
     history = clf.training_info_["objective"][0]
     assert history[-1] < history[2] < history[0] == 1.0
+
+
+def test_dcd_epoch_matches_oracle():
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=(60, 5))
+    y = np.where(rng.random(60) > 0.5, 1.0, -1.0)
+    upper = rng.uniform(0.1, 2.0, size=60)
+    order = rng.permutation(60).astype(np.int64)
+    alpha, w = np.zeros(60), np.zeros(6)
+    expected_alpha, expected_w = np.zeros(60), np.zeros(6)
+    q_diag = (Phi ** 2).sum(axis=1) + 1.0
+    for _ in range(3):
+        _kernels.dcd_epoch(Phi, y, 1.0, upper, q_diag, order, alpha, w)
+        naive.dcd_epoch(Phi, y, 1.0, upper, order, expected_alpha, expected_w)
+    assert_allclose(alpha, expected_alpha, rtol=1e-10, atol=1e-12)
+    assert_allclose(w, expected_w, rtol=1e-10, atol=1e-12)
+    assert np.all((alpha >= 0) & (alpha <= upper))
+    assert_allclose(w[:-1], Phi.T @ (alpha * y), atol=1e-10)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_dcd_reaches_the_liblinear_optimum_with_a_certificate(weighted, fit_intercept):
+    """solver='dcd' stops within tol of LIBLINEAR's optimum of the same embedded problem,
+    and its duality gap bounds the distance to it."""
+    X, y = make_classification(400, 5, n_informative=4, n_redundant=0, random_state=2)
+    X = X.astype(np.float32)                 # fit_transform then returns the training embedding
+    weight = np.random.default_rng(0).uniform(0.2, 3.0, size=400) if weighted else None
+    C, tol = 2.0, 1e-4
+    clf = NystromSVC(C=C, gamma=0.3, n_components=40, solver="dcd", tol=tol, max_stages=10_000,
+                     fit_intercept=fit_intercept, random_state=0)
+    Phi = clf.fit_transform(X, y, sample_weight=weight)
+    with warnings.catch_warnings():         # LIBLINEAR stops at max_iter short of 1e-12
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lin = LinearSVC(C=C, loss="hinge", tol=1e-12, max_iter=1_000_000,
+                        fit_intercept=fit_intercept).fit(Phi, y, sample_weight=weight)
+    yb = np.where(y == clf.classes_[1], 1.0, -1.0)
+    s = np.ones(400) if weight is None else weight
+    lam, step_weight = 1 / (C * s.sum()), s * 400 / s.sum()
+    bias = 1.0 if fit_intercept else 0.0
+    liblinear = primal_objective(Phi, yb, step_weight,
+                                 np.r_[lin.coef_[0], np.ravel(lin.intercept_)[0]], bias, lam)
+    ours = primal_objective(Phi, yb, step_weight, np.r_[clf.coef_[0], clf.intercept_[0]], bias,
+                            lam)
+    info = clf.training_info_
+    gap = info["duality_gap"][0][-1]
+    assert info["converged"] == [True] and gap <= tol
+    assert info["objective"][0][-1] == pytest.approx(ours, rel=1e-6)
+    # LIBLINEAR's objective, like every primal value, lies above the dual bound ours (1 - gap)
+    assert ours * (1 - gap) <= liblinear * (1 + 1e-9)
+    assert ours <= liblinear * (1 + tol)
+
+
+def test_dcd_stops_on_the_duality_gap():
+    X, y = _moons(400)
+    clf = NystromSVC(C=10, gamma=2.0, n_components=30, solver="dcd", tol=1e-3, max_stages=500,
+                     random_state=0).fit(X, y)
+    gaps = clf.training_info_["duality_gap"][0]
+    assert gaps[-1] <= 1e-3 < min(gaps[:-1])
+    assert clf.n_iter_[0] == len(gaps) < 500
+    with pytest.warns(ConvergenceWarning):
+        NystromSVC(C=10, gamma=2.0, n_components=30, solver="dcd", tol=1e-9, max_stages=2,
+                   random_state=0).fit(X, y)
+
+
+def test_dcd_multiclass_is_deterministic_and_n_jobs_invariant():
+    X, y = make_blobs(300, centers=3, cluster_std=0.6, random_state=0)
+    fits = [NystromSVC(n_components=30, solver="dcd", random_state=0, n_jobs=n_jobs).fit(X, y)
+            for n_jobs in (None, 2, None)]
+    assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert_array_equal(fits[0].coef_, fits[2].coef_)
+    assert fits[0].score(X, y) > 0.95
 
 
 def test_stopping_rule():

@@ -22,6 +22,7 @@ text = sp.random(1200, 3000, density=0.004, format="csr", random_state=1)
 text = sp.hstack([sp.csr_matrix(y[:, None] + 1.0), text], format="csr")
 estimators = [BudgetSVC(budget=100, epochs=2), NystromSVC(n_components=100),
               NystromSVC(n_components=100, solver="pegasos", landmarks="leverage"),
+              NystromSVC(n_components=100, solver="dcd"),
               HuberSVC(max_iter=50), PegasosSVC(max_iter=50),
               PegasosSVC(kernel="rbf", max_iter=50), MarginSGDSVC()]
 for data in (X, X.astype(np.float32), sp.csr_matrix(X), text, text.astype(np.float32)):

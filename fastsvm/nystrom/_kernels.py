@@ -102,3 +102,32 @@ def pegasos_steps(Phi, y, weight, bias_feature, order, lam, t0, project, w):
             for j in range(r + 1):
                 w[j] *= scale
     return violations
+
+
+@numba.njit(**JIT_OPTIONS)
+def dcd_epoch(Phi, y, bias_feature, upper, q_diag, order, alpha, w):
+    """One pass of dual coordinate descent over ``order`` (Hsieh et al. 2008, Alg. 1).
+
+    The dual of (1/2)||w||^2 + sum_i U_i max(0, 1 - y_i <w, x_i>) (the objective
+    above divided by lambda, U_i = c_i / (lambda n) = ``upper[i]``) is
+    min_alpha (1/2) alpha' Q alpha - sum_i alpha_i over 0 <= alpha_i <= U_i, with
+    Q_ij = y_i y_j <x_i, x_j> and w = sum_i alpha_i y_i x_i.  For each i of
+    ``order``: G = y_i <w, x_i> - 1, alpha_i <- clip(alpha_i - G / Q_ii, 0, U_i)
+    (``q_diag[i]`` = Q_ii > 0), w += (change of alpha_i) y_i x_i.  Updates
+    ``alpha`` and ``w`` in place; returns the number of coordinates changed.
+    """
+    r = Phi.shape[1]
+    changed = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        gradient = y[i] * _margin(Phi, i, w, bias_feature) - 1.0
+        old = alpha[i]
+        new = min(max(old - gradient / q_diag[i], 0.0), upper[i])
+        if new != old:
+            delta = (new - old) * y[i]
+            alpha[i] = new
+            for j in range(r):
+                w[j] += delta * Phi[i, j]
+            w[r] += delta * bias_feature
+            changed += 1
+    return changed
