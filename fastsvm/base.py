@@ -96,31 +96,38 @@ def regularization(C, weight_sum):
     return lam
 
 
-def check_value_range(X, kernel=None):
-    """Raise ValueError if the values of X overflow float64 arithmetic.
+def check_value_range(X):
+    """Largest squared row norm of X (0 for no rows or a callable's input); ValueError if a
+    row's squared norm overflows float64.
 
-    Every kernel and solver works with squared norms or dot products, so a
-    row's squared norm must be finite (finite but huge values such as 1e200
-    are refused).  For the polynomial ``kernel`` (a resolved :class:`Kernel`)
-    every kernel value between rows of X is bounded, by Cauchy-Schwarz, by
-    (gamma max_i ||x_i||^2 + |coef0|)^degree, which must be finite too.
+    Every kernel and solver works with squared norms or dot products, so
+    finite but huge values such as 1e200 are refused.
     """
-    if not (sp.issparse(X) or isinstance(X, np.ndarray)):
-        return
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)) or X.shape[0] == 0:
+        return 0.0
     with np.errstate(over="ignore", invalid="ignore"):
         sq_norms = row_sq_norms(X)
-        if not np.all(np.isfinite(sq_norms)):
-            row = int(np.flatnonzero(~np.isfinite(sq_norms))[0])
-            raise ValueError(f"X holds values too large for float64 arithmetic: the squared "
-                             f"norm of row {row} overflows; scale the features (for example "
-                             "with sklearn.preprocessing.StandardScaler or MaxAbsScaler)")
-        if kernel is not None and kernel.name == "poly" and len(sq_norms):
-            bound = (kernel.gamma * np.float64(sq_norms.max()) + abs(kernel.coef0)) ** kernel.degree
-            if not np.isfinite(bound):
-                raise ValueError(f"the polynomial kernel (gamma={kernel.gamma:.3g}, coef0="
-                                 f"{kernel.coef0:.3g}, degree={kernel.degree}) overflows float64 "
-                                 "on these feature values; scale the features or use a smaller "
-                                 "gamma, coef0 or degree")
+    if not np.all(np.isfinite(sq_norms)):
+        row = int(np.flatnonzero(~np.isfinite(sq_norms))[0])
+        raise ValueError(f"X holds values too large for float64 arithmetic: the squared "
+                         f"norm of row {row} overflows; scale the features (for example "
+                         "with sklearn.preprocessing.StandardScaler or MaxAbsScaler)")
+    return float(sq_norms.max())
+
+
+def check_kernel_range(kernel, max_sq_norm):
+    """ValueError if the polynomial ``kernel`` (a resolved :class:`Kernel`) overflows on rows
+    of squared norm at most ``max_sq_norm``: by Cauchy-Schwarz every kernel value between
+    them is bounded by (gamma max ||x||^2 + |coef0|)^degree, which must be finite."""
+    if kernel.name != "poly":
+        return
+    with np.errstate(over="ignore"):
+        bound = (kernel.gamma * np.float64(max_sq_norm) + abs(kernel.coef0)) ** kernel.degree
+    if not np.isfinite(bound):
+        raise ValueError(f"the polynomial kernel (gamma={kernel.gamma:.3g}, coef0="
+                         f"{kernel.coef0:.3g}, degree={kernel.degree}) overflows float64 "
+                         "on these feature values; scale the features or use a smaller "
+                         "gamma, coef0 or degree")
 
 
 def _non_finite(value):
@@ -366,11 +373,12 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         if len(rows) < len(weights):
             X = (X[np.ix_(rows, rows)] if kernel == "precomputed" else _safe_indexing(X, rows))
             y_enc, weights = y_enc[rows], weights[rows]
-        if not callable(kernel) and kernel != "precomputed":
-            check_value_range(X)                # before gamma='scale' takes X's variance
+        # before gamma='scale' takes X's variance
+        max_sq_norm = (0.0 if callable(kernel) or kernel == "precomputed"
+                       else check_value_range(X))
         resolved = Kernel.resolve(kernel, self._gamma_param(), getattr(self, "degree", 3),
                                   getattr(self, "coef0", 0.0), X)
-        check_value_range(X, resolved)
+        check_kernel_range(resolved, max_sq_norm)
         return TrainingProblem(X, y_enc.astype(np.intp), classes, weights, rows, resolved)
 
     def _sample_weights(self, X, y, y_enc, classes, sample_weight, partial):
@@ -480,7 +488,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                           dtype=[np.float64, np.float32], order="C", reset=False)
         X = canonical_csr(native_byteorder(X))
         if kernel != "precomputed":
-            check_value_range(X, self._fitted_kernel())
+            check_kernel_range(self._fitted_kernel(), check_value_range(X))
         return X
 
     def _fitted_kernel(self):

@@ -124,9 +124,9 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
     whenever F rose since the previous iterate; stop when
     |F_t - F_{t-1}| <= tol |F_{t-1}| (the model returned is the last iterate
     evaluated) or after ``max_iter`` evaluations.  The result reports the
-    measure the rule stops on (``relative_change``) and, from one more plain
-    evaluation, ``gradient_norm`` = ||grad F|| at the returned (w, b): F is
-    smooth, so the gradient vanishes exactly at the optimum, and without the
+    measure the rule stops on (``relative_change``) and ``gradient_norm`` =
+    ||grad F|| at the returned (w, b): F is smooth, so the gradient vanishes
+    exactly at the optimum, and without the
     (unregularised) offset F is lambda-strongly convex, so that
     F(w) - F* <= ||grad F(w)||^2 / (2 lambda).
 
@@ -184,7 +184,8 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
         if fit_intercept:
             b -= eta * grad_b / weight_sum
     result.w, result.b, result.step_size = w, b, eta
-    _, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, h, margins, grad)
+    if not result.converged:    # a step followed the last evaluation: evaluate its result
+        _, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, h, margins, grad)
     gradient = np.append(lam * w + grad / weight_sum, grad_b / weight_sum if fit_intercept else 0.0)
     result.gradient_norm = float(np.linalg.norm(gradient))
     return result
