@@ -24,7 +24,7 @@ kernel method gets that number.  Estimators (each with both class weights):
 
 * ``SVC(C, gamma, cache_size=1000)``: once (deterministic);
 * ``BudgetSVC(C, gamma, budget=500, epochs=5)``;
-* ``NystromSVC(C, gamma, n_components=1000)``;
+* ``NystromSVC(C, gamma, n_components=1000, solver='assg')`` (Snacks);
 * ``HuberSVC(C=1)``: linear, its default tol; deterministic, once;
 * ``PegasosSVC(kernel='linear', C=0.1)``: linear (its last iterate is noisy
   at larger C);
@@ -134,7 +134,7 @@ def make_model(name, C, gamma, class_weight, seed, args):
         return BudgetSVC(C=C, gamma=gamma, budget=args.budget, epochs=args.epochs,
                          class_weight=class_weight, random_state=seed)
     if name == "NystromSVC":
-        return NystromSVC(C=C, gamma=gamma, n_components=args.components,
+        return NystromSVC(C=C, gamma=gamma, n_components=args.components, solver="assg",
                           class_weight=class_weight, random_state=seed)
     if name == "HuberSVC":
         return HuberSVC(C=1.0, class_weight=class_weight)

@@ -32,7 +32,7 @@ def _estimators():
 
     return [
         BudgetSVC(budget=8, epochs=1, random_state=0),
-        NystromSVC(n_components=8, random_state=0),
+        NystromSVC(n_components=8, solver="assg", random_state=0),
         NystromSVC(n_components=8, solver="pegasos", landmarks="leverage", random_state=0),
         NystromSVC(n_components=8, solver="dcd", random_state=0),
         HuberSVC(max_iter=20),

@@ -20,6 +20,7 @@ return the number of margin violations; they never allocate.
 import math
 
 import numba
+import numpy as np
 
 from .._options import JIT_OPTIONS
 
@@ -105,29 +106,58 @@ def pegasos_steps(Phi, y, weight, bias_feature, order, lam, t0, project, w):
 
 
 @numba.njit(**JIT_OPTIONS)
-def dcd_epoch(Phi, y, bias_feature, upper, q_diag, order, alpha, w):
-    """One pass of dual coordinate descent over ``order`` (Hsieh et al. 2008, Alg. 1).
+def dcd_epoch(Phi, y, bias_feature, upper, q_diag, active, n_active, pg_max_old, pg_min_old,
+              alpha, w):
+    """One pass of dual coordinate descent with shrinking (Hsieh et al. 2008, Alg. 1 and
+    Sec. 3.2; LIBLINEAR's ``solve_l2r_l1l2_svc``) over ``active[:n_active]``.
 
     The dual of (1/2)||w||^2 + sum_i U_i max(0, 1 - y_i <w, x_i>) (the objective
     above divided by lambda, U_i = c_i / (lambda n) = ``upper[i]``) is
     min_alpha (1/2) alpha' Q alpha - sum_i alpha_i over 0 <= alpha_i <= U_i, with
-    Q_ij = y_i y_j <x_i, x_j> and w = sum_i alpha_i y_i x_i.  For each i of
-    ``order``: G = y_i <w, x_i> - 1, alpha_i <- clip(alpha_i - G / Q_ii, 0, U_i)
-    (``q_diag[i]`` = Q_ii > 0), w += (change of alpha_i) y_i x_i.  Updates
-    ``alpha`` and ``w`` in place; returns the number of coordinates changed.
+    Q_ij = y_i y_j <x_i, x_j> and w = sum_i alpha_i y_i x_i.  For each i visited:
+    G = y_i <w, x_i> - 1, alpha_i <- clip(alpha_i - G / Q_ii, 0, U_i)
+    (``q_diag[i]`` = Q_ii > 0), w += (change of alpha_i) y_i x_i.
+
+    Shrinking: the projected gradient PG is G clipped at the bound alpha_i
+    sits on (PG = min(G, 0) at 0, max(G, 0) at U_i, G inside).  A variable at
+    0 with G > ``pg_max_old`` or at U_i with G < ``pg_min_old`` (the extreme
+    PG of the previous pass) is likely to stay there: it is swapped behind
+    the active part of ``active`` and not visited again until the driver
+    resets ``n_active``.  ``pg_max_old = inf, pg_min_old = -inf`` shrinks
+    nothing.  Updates ``active``, ``alpha`` and ``w`` in place; returns
+    (new n_active, max PG, min PG) of the variables visited and kept.
     """
     r = Phi.shape[1]
-    changed = 0
-    for t in range(order.shape[0]):
-        i = order[t]
+    pg_max = -np.inf
+    pg_min = np.inf
+    s = 0
+    while s < n_active:
+        i = active[s]
         gradient = y[i] * _margin(Phi, i, w, bias_feature) - 1.0
         old = alpha[i]
-        new = min(max(old - gradient / q_diag[i], 0.0), upper[i])
-        if new != old:
+        pg = gradient
+        if old == 0.0:
+            if gradient > pg_max_old:
+                n_active -= 1
+                active[s] = active[n_active]
+                active[n_active] = i
+                continue
+            pg = min(gradient, 0.0)
+        elif old == upper[i]:
+            if gradient < pg_min_old:
+                n_active -= 1
+                active[s] = active[n_active]
+                active[n_active] = i
+                continue
+            pg = max(gradient, 0.0)
+        pg_max = max(pg_max, pg)
+        pg_min = min(pg_min, pg)
+        if pg != 0.0:
+            new = min(max(old - gradient / q_diag[i], 0.0), upper[i])
             delta = (new - old) * y[i]
             alpha[i] = new
             for j in range(r):
                 w[j] += delta * Phi[i, j]
             w[r] += delta * bias_feature
-            changed += 1
-    return changed
+        s += 1
+    return n_active, pg_max, pg_min
