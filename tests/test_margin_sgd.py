@@ -24,11 +24,11 @@ def _problem(n=150, d=5, seed=0, sparse=False):
 
 @pytest.mark.parametrize("update", ["squared-hinge", "constant"])
 @pytest.mark.parametrize("sampling", ["replacement", "permutation"])
-@pytest.mark.parametrize("sparse, dense_from", [(False, 0.25), (True, 0.0), (True, 1.01)])
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
 @pytest.mark.parametrize("M", [0.5, 1.0, 3.0])
 def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_from, M):
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)   # several blocks and storage growth
-    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)   # BLAS or CSR rows
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)   # BLAS or sparse rows
     X, y = _problem(sparse=sparse)
     order = draw_order(np.arange(len(y)), sampling, np.random.default_rng(1))
     result = run_pass(X, row_sq_norms(X), y, np.ones(len(y)), Kernel("rbf", 0.3), M, update,
@@ -43,7 +43,9 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_fr
     assert_array_equal(np.argsort([first[i] for i in result.support]), np.arange(len(result.support)))
     assert result.n_visited == len(np.unique(order))
     dense = X.toarray() if sparse else X
-    assert_array_equal(result.svt.T, dense[result.support])
+    # dense rows keep the support vectors as columns; sparse rows keep only their indices
+    assert_array_equal(result.svt.T, dense[result.support] if dense_from < 1 else
+                       np.empty((len(result.support), 0)))
     if sampling == "permutation":
         assert result.n_visited == len(y)
 
@@ -58,10 +60,11 @@ KERNELS = {
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.05), (True, 1.01)])
 def test_one_pass_with_weights_and_other_kernels_matches_oracle(monkeypatch, name, weighted,
-                                                                sparse):
+                                                                sparse, dense_from):
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)
     X, y = _problem(sparse=sparse)
     kernel, function = KERNELS[name]
     weight = (np.random.default_rng(2).choice([0.3, 1.0, 2.5], size=len(y)) if weighted
@@ -136,7 +139,7 @@ def test_accuracy_offset_repairs_a_shift_and_ignores_noise():
     assert accuracy_offset(f, y) == 0.0
 
 
-@pytest.mark.parametrize("sparse, dense_from", [(False, 0.25), (True, 0.0), (True, 1.01)])
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
 def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
     monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
@@ -177,6 +180,59 @@ def test_fitted_model_is_its_kernel_expansion():
                                                                  max(scores))
 
 
+def _halving_oracle(info, n, first, n_candidates=18):
+    """The successive-halving schedule in plain Python: rows double from ``first`` and the
+    best third (ties: the first listed) survives, until one survivor or all n rows."""
+    rounds, start, size, alive = [], 0, first, n_candidates
+    while True:
+        rounds.append((size, alive))
+        scores = info["candidates"][start:start + alive]
+        start += alive
+        if size == n:
+            return rounds, scores
+        keep = sorted(range(alive), key=lambda k: -scores[k]["validation_accuracy"])
+        survivors = [(scores[k]["gamma"], scores[k]["M"]) for k in keep[:-(-alive // 3)]]
+        nxt = info["candidates"][start:start + len(survivors)]
+        assert [(c["gamma"], c["M"]) for c in nxt] == survivors
+        alive = len(survivors)
+        size = n if alive == 1 else min(n, 2 * size)
+
+
+@pytest.mark.parametrize("sampling", ["replacement", "permutation"])
+def test_successive_halving_schedule(sampling):
+    X, y = _labels(n=1000, n_classes=3)
+    clf = MarginSGDSVC(tune_size=150, sampling=sampling, random_state=0).fit(X, y)
+    info = clf.training_info_
+    rounds, last = _halving_oracle(info, 1000, 150)
+    assert rounds == [(150, 18), (300, 6), (600, 2), (1000, 1)]
+    assert [c["n_rows"] for c in info["candidates"]] == [m for m, k in rounds for _ in range(k)]
+    assert info["n_passes"] == 27 == len(info["candidates"])
+    # the model is the pass over all rows
+    assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (
+        last[0]["gamma"], last[0]["M"], last[0]["validation_accuracy"])
+    assert sum(info["n_visited"]) > (500 if sampling == "replacement" else 700) * 3
+    # deterministic given random_state, and another seed draws other subsamples
+    again = MarginSGDSVC(tune_size=150, sampling=sampling, random_state=0).fit(X, y)
+    assert again.training_info_["candidates"] == info["candidates"]
+    assert_array_equal(again.support_, clf.support_)
+    assert_array_equal(again.dual_coef_, clf.dual_coef_)
+    other = MarginSGDSVC(tune_size=150, sampling=sampling, random_state=1).fit(X, y)
+    assert other.training_info_["candidates"] != info["candidates"]
+
+
+def test_tune_size_none_is_the_papers_procedure():
+    """Every candidate passes over all rows and the best pass is the model; so does a
+    tune_size of n or more, and a single candidate never tunes."""
+    X, y = _labels(n=600)
+    paper = MarginSGDSVC(tune_size=None, random_state=3).fit(X, y)
+    assert [c["n_rows"] for c in paper.training_info_["candidates"]] == [600] * 18
+    big = MarginSGDSVC(tune_size=600, random_state=3).fit(X, y)
+    assert big.training_info_["candidates"] == paper.training_info_["candidates"]
+    assert_array_equal(big.dual_coef_, paper.dual_coef_)
+    one = MarginSGDSVC(gamma=0.3, M=0.5, tune_size=100, random_state=3).fit(X, y)
+    assert [c["n_rows"] for c in one.training_info_["candidates"]] == [600]
+
+
 def test_validation_rows():
     X, y = _labels(n=500)
     clf = MarginSGDSVC(M=0.5, gamma=0.3, random_state=0).fit(X, y)
@@ -211,12 +267,29 @@ def test_sparse_and_float32_give_the_same_model(sampling):
         assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-5, atol=1e-6)
 
 
+def test_wide_sparse_input_stays_sparse_and_gives_the_dense_model():
+    """Very sparse CSR rows go through sparse products (support vectors kept as indices)
+    and give the model of the same rows as a dense array (BLAS), halving included."""
+    rng = np.random.default_rng(5)
+    X = sp.random(900, 2000, density=0.004, format="csr", random_state=5)
+    w = rng.normal(size=2000)
+    y = np.where(X @ w > 0, "a", "b")
+    assert X.nnz < _options.MARGIN_SGD_DENSE_FROM * np.prod(X.shape)
+    sparse = MarginSGDSVC(tune_size=200, random_state=2).fit(X, y)
+    dense = MarginSGDSVC(tune_size=200, random_state=2).fit(X.toarray(), y)
+    assert_array_equal(sparse.support_, dense.support_)
+    assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-9, atol=1e-12)
+    assert_allclose(sparse.decision_function(X), dense.decision_function(X.toarray()),
+                    rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("params, match", [
     ({"M": -0.5}, "M"), ({"M_grid": [0.5, -1.0]}, "M_grid"), ({"M_grid": []}, "M_grid"),
     ({"M_grid": [np.nan]}, "M_grid"), ({"gamma": 0.0}, "gamma"), ({"gamma_grid": [1.0, 0.0]},
                                                                   "gamma_grid"),
     ({"update": "hinge"}, "update"), ({"sampling": "bootstrap"}, "sampling"),
-    ({"validation_fraction": 1.0}, "validation_fraction")])
+    ({"validation_fraction": 1.0}, "validation_fraction"), ({"tune_size": 1}, "tune_size"),
+    ({"tune_size": "half"}, "tune_size")])
 def test_bad_parameters(params, match):
     X, y = _labels(n=50)
     with pytest.raises(ValueError, match=match):

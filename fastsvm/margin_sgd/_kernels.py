@@ -17,7 +17,7 @@ weights; see :class:`fastsvm.MarginSGDSVC` for the derivation):
 
 The driver (:mod:`fastsvm.margin_sgd.solver`) evaluates a block of points
 against the support vectors found before the block at once: the dot
-products by BLAS (or :func:`sparse_block_dots` for sparse rows), f from them
+products by BLAS (or scipy's sparse products for sparse rows), f from them
 by :func:`expansion_from_dots`.  Only the dependence inside the block is
 sequential, and that is :func:`decide_block`.
 """
@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .._options import JIT_OPTIONS
-from .._packed import kernel_from_dots, sv_dots
+from .._packed import kernel_from_dots
 
 SQUARED_HINGE = 0
 CONSTANT = 1
@@ -53,15 +53,6 @@ def decide_block(f_before, K_block, y, weight, M, rule, alpha):
             alpha[j] = weight[j] * max(0.0, 1.0 - m)
         else:
             alpha[j] = weight[j]
-
-
-@njit(**JIT_OPTIONS)
-def sparse_block_dots(data, indices, indptr, rows, svt, n_sv, out):
-    """out[r, j] = <x_rows[r], sv_j> for CSR rows; ``svt`` holds the support
-    vectors as columns (feature-major), so each stored entry is one contiguous axpy."""
-    empty = np.empty((0, 0))
-    for r in range(len(rows)):
-        sv_dots(empty, data, indices, indptr, True, rows[r], svt, n_sv, out[r])
 
 
 @njit(**JIT_OPTIONS)

@@ -77,8 +77,8 @@ class MarginSGDResult:
     """f(x) = sum_s dual[s] k(sv_s, x) for one binary problem; sv_s = svt[:, s]."""
 
     support: np.ndarray         # training indices of the support vectors, in the order added
-    svt: np.ndarray             # their rows as columns (n_features x n_SV, no rows for a
-                                # kernel matrix), float64
+    svt: np.ndarray             # their rows as columns (n_features x n_SV; no rows for a
+                                # kernel matrix or sparse rows), float64
     sv_sq: np.ndarray           # their squared norms
     dual: np.ndarray            # y_s alpha_s
     visits: np.ndarray          # the decided points (first draws), in visiting order
@@ -89,30 +89,35 @@ class MarginSGDResult:
 
 
 def _dense_rows(X):
-    """Whether blocks of X are multiplied as dense arrays (BLAS) rather than as CSR rows."""
+    """Whether blocks of X are multiplied as dense arrays (BLAS) rather than as CSR rows
+    (scipy's sparse products, whose cost and memory are linear in the stored entries)."""
     return not sp.issparse(X) or X.nnz >= _options.MARGIN_SGD_DENSE_FROM * np.prod(X.shape)
 
 
-def _dense_block(X, rows):
-    """The rows ``rows`` of X as a dense float64 array."""
+def _block(X, rows, dense):
+    """The rows ``rows`` of X: a dense float64 array if ``dense``, else float64 CSR rows."""
     block = X[rows]
+    if not dense:
+        return block.astype(np.float64, copy=False)
     return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
 
 
 def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel):
-    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``, sv_j = svt[:, j].
+    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``.
 
-    ``block`` is X[rows] as a dense array (dot products by BLAS), or None
-    (CSR rows through compiled sparse axpys).  For a kernel matrix X the
-    values are looked up at the support vectors' rows ``support``.
+    ``block`` is X[rows] as :func:`_block` gives it.  Dense rows are
+    multiplied by BLAS against the support vectors stored as the columns of
+    ``svt``; CSR rows by a sparse product against the training rows
+    ``support`` (``svt`` then has no rows: high-dimensional sparse support
+    vectors are never stored densely).  For a kernel matrix X the values are
+    looked up at the support vectors' rows ``support``.
     """
     if kernel.on_gram:
         return X[np.ix_(rows, support)] @ dual.T
-    if block is not None:
-        dots = block @ svt
+    if sp.issparse(block):
+        dots = (block @ _block(X, support, False).T).toarray()
     else:
-        dots = np.empty((len(rows), svt.shape[1]))
-        K.sparse_block_dots(X.data, X.indices, X.indptr, rows, svt, svt.shape[1], dots)
+        dots = block @ svt
     out = np.empty((len(rows), dual.shape[0]))
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, kernel.code, gamma, kernel.degree,
@@ -122,13 +127,13 @@ def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel):
 
 def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
-    shape (len(rows), n_models); the support vectors sv_j are the columns of ``svt``
-    (training rows ``support``)."""
-    dense, step = _dense_rows(X) and not kernel.on_gram, _options.MARGIN_SGD_BLOCK
+    shape (len(rows), n_models); the support vectors sv_j are the training rows ``support``
+    (and the columns of ``svt`` where X's rows are dense)."""
+    dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
     parts = [rows[start:start + step] for start in range(0, len(rows), step)]
     return np.concatenate([np.empty((0, dual.shape[0]))] + [
-        _f(X, part, _dense_block(X, part) if dense else None, X_sq, svt, sv_sq, support, dual,
-           kernel) for part in parts])
+        _f(X, part, None if kernel.on_gram else _block(X, part, dense), X_sq, svt, sv_sq,
+           support, dual, kernel) for part in parts])
 
 
 def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
@@ -142,12 +147,16 @@ def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
     points from the support vectors found before it is one kernel-matrix
     product; the contributions of support vectors added inside the block
     follow sequentially in compiled code.  The result is that of visiting
-    point by point.  The support-vector storage grows by doubling, so memory
-    follows the model size, not n.
+    point by point.  Dense rows are multiplied by BLAS and the support vectors
+    stored as dense columns; CSR rows sparser than
+    ``_options.MARGIN_SGD_DENSE_FROM`` are multiplied by scipy's sparse
+    products and the support vectors kept as training-row indices, so time
+    and memory stay linear in the stored entries.  The support-vector storage
+    grows by doubling, so memory follows the model size, not n.
     """
     visits = first_draws(order)
     dense = _dense_rows(X) and not kernel.on_gram
-    d = 0 if kernel.on_gram else X.shape[1]
+    d = X.shape[1] if dense else 0
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
     dual, support = np.empty(capacity), np.empty(capacity, dtype=np.int64)
@@ -158,10 +167,12 @@ def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
             block = None
             K_block = X[np.ix_(rows, rows)]
         else:
-            block = _dense_block(X, rows)
-            K_block = kernel.from_dots(block @ block.T, X_sq[rows], X_sq[rows])
-        f_before = _f(X, rows, block if dense else None, X_sq, svt[:, :n_sv], sv_sq[:n_sv],
-                      support[:n_sv], dual[None, :n_sv], kernel)[:, 0]
+            block = _block(X, rows, dense)
+            dots = block @ block.T
+            K_block = kernel.from_dots(dots.toarray() if sp.issparse(dots) else dots,
+                                       X_sq[rows], X_sq[rows])
+        f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
+                      dual[None, :n_sv], kernel)[:, 0]
         alpha = np.empty(len(rows))
         K.decide_block(f_before, K_block, y[rows], weight[rows], M, UPDATES[update], alpha)
         new = np.flatnonzero(alpha > 0)
@@ -170,7 +181,7 @@ def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
             svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
             sv_sq, dual, support = (np.resize(a, capacity) for a in (sv_sq, dual, support))
         end = n_sv + len(new)
-        if not kernel.on_gram:
+        if dense:
             svt[:, n_sv:end] = block[new].T
         sv_sq[n_sv:end] = X_sq[rows[new]]
         dual[n_sv:end], support[n_sv:end] = y[rows[new]] * alpha[new], rows[new]
