@@ -40,28 +40,31 @@ import warnings
 
 import numpy as np
 
-from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC, __version__
-from fastsvm.bsgd.estimator import MAINTENANCE
-from fastsvm.margin_sgd.solver import UPDATES
-from fastsvm.merge import METHODS
+import fastsvm
 
 PROG = "fastsvm"
 
-#: --solver name -> (estimator, one line for --help).
+#: --solver name -> (estimator class name in :mod:`fastsvm`, one line for --help).  Only
+#: the chosen estimator is imported (with scikit-learn and numba), when a command needs it.
 SOLVERS = {
-    "budget": (BudgetSVC, "BudgetSVC: kernel SVM by budgeted SGD, merging support vectors "
-                          "(Glasmachers & Qaadan); the default"),
-    "nystrom": (NystromSVC, "NystromSVC: Nystrom embedding + accelerated stochastic subgradient "
-                            "(Snacks)"),
-    "huber": (HuberSVC, "HuberSVC: linear SVM by gradient descent with margin bounds "
-                        "(Guillory & Bilmes)"),
-    "pegasos": (PegasosSVC, "PegasosSVC: mini-batch Pegasos with margin bounds, linear or with a "
-                            "kernel (Guillory & Bilmes)"),
-    "margin-sgd": (MarginSGDSVC, "MarginSGDSVC: one-pass margin SGD that tunes gamma and M "
-                                 "(Orchel & Suykens)"),
+    "budget": ("BudgetSVC", "BudgetSVC: kernel SVM by budgeted SGD, merging support vectors "
+                            "(Glasmachers & Qaadan); the default"),
+    "nystrom": ("NystromSVC", "NystromSVC: Nystrom embedding + accelerated stochastic "
+                              "subgradient (Snacks)"),
+    "huber": ("HuberSVC", "HuberSVC: linear SVM by gradient descent with margin bounds "
+                          "(Guillory & Bilmes)"),
+    "pegasos": ("PegasosSVC", "PegasosSVC: mini-batch Pegasos with margin bounds, linear or "
+                              "with a kernel (Guillory & Bilmes)"),
+    "margin-sgd": ("MarginSGDSVC", "MarginSGDSVC: one-pass margin SGD that tunes gamma and M "
+                                   "(Orchel & Suykens)"),
 }
 #: LIBSVM's -t kernel numbers.
 LIBSVM_KERNELS = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
+#: The values of the string options, written out so that parsing the command line
+#: imports no solver; tests/test_cli.py checks them against the estimators'.
+MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd")   # fastsvm.merge.METHODS
+MAINTENANCE = ("merge", "remove")                   # fastsvm.bsgd.estimator.MAINTENANCE
+UPDATES = ("constant", "squared-hinge")             # fastsvm.margin_sgd.solver.UPDATES
 
 
 class CLIError(Exception):
@@ -123,10 +126,10 @@ def _add_estimator_options(train):
                         help="maximum number of support vectors per binary model, >= 2")
     budget.add_argument("-e", "--epochs", type=int, dest="epochs",
                         help="passes over the training data, >= 1")
-    budget.add_argument("-m", "--merge-method", choices=sorted(METHODS), dest="merge_method",
+    budget.add_argument("-m", "--merge-method", choices=MERGE_METHODS, dest="merge_method",
                         help="how the merge problem is solved: lookup table of WD or h, or "
                              "golden section search")
-    budget.add_argument("--maintenance", choices=sorted(MAINTENANCE), dest="maintenance",
+    budget.add_argument("--maintenance", choices=MAINTENANCE, dest="maintenance",
                         help="budget maintenance: merge two support vectors (RBF kernel only), "
                              "or remove the smallest")
 
@@ -151,7 +154,7 @@ def _add_estimator_options(train):
     margin = train.add_argument_group("margin-sgd (MarginSGDSVC)")
     margin.add_argument("-M", "--margin", type=_number_or("auto"), dest="M",
                         help="margin threshold M >= 0, or 'auto' (tuned)")
-    margin.add_argument("--update", choices=sorted(UPDATES), dest="update", help="update rule")
+    margin.add_argument("--update", choices=UPDATES, dest="update", help="update rule")
     margin.add_argument("--sampling", choices=["replacement", "permutation"], dest="sampling",
                         help="draws with replacement, or one permutation")
 
@@ -167,7 +170,7 @@ def _build_parser():
         epilog="solvers of 'fastsvm train --solver':\n" + _solver_list(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {fastsvm.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     train = sub.add_parser(
@@ -240,7 +243,7 @@ def _expand_libsvm_weights(argv):
 
 def _estimator(args):
     """The estimator of ``--solver`` with the options given; an option it lacks is an error."""
-    cls = SOLVERS[args.estimator][0]
+    cls = getattr(fastsvm, SOLVERS[args.estimator][0])
     accepted = cls().get_params()
     params = {}
     for dest, flags in _ESTIMATOR_OPTIONS.items():

@@ -243,22 +243,25 @@ class ModelFormatError(ValueError):
     inconsistent, or written by a newer fastsvm)."""
 
 
-def _estimator_classes():
-    """Estimator name (as stored in ``meta["estimator"]``) -> class."""
-    from . import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
+#: The estimator names stored in ``meta["estimator"]``.
+ESTIMATOR_NAMES = ("BudgetSVC", "HuberSVC", "MarginSGDSVC", "NystromSVC", "PegasosSVC")
 
-    return {cls.__name__: cls for cls in (BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC,
-                                          PegasosSVC)}
+
+def _estimator_class(name):
+    """The estimator class of a name of ``ESTIMATOR_NAMES``, importing its solver only."""
+    import fastsvm
+
+    return getattr(fastsvm, name)
 
 
 def _estimator_name(estimator):
     """The registered name of ``estimator``'s class (subclasses included)."""
-    for name, cls in _estimator_classes().items():
-        if isinstance(estimator, cls):
-            return name
+    for cls in type(estimator).__mro__:
+        if cls.__name__ in ESTIMATOR_NAMES and _estimator_class(cls.__name__) is cls:
+            return cls.__name__
     raise TypeError(
         f"cannot save a {type(estimator).__name__}: save_model supports "
-        f"{', '.join(sorted(_estimator_classes()))} estimators"
+        f"{', '.join(ESTIMATOR_NAMES)} estimators"
     )
 
 
@@ -912,10 +915,9 @@ def _read_meta(archive, info, fail):
         if not isinstance(meta[key], kind):
             fail(f"'{key}' in 'meta' must be a JSON {_JSON_NAMES[kind]}, got "
                  f"{type(meta[key]).__name__}")
-    classes_by_name = _estimator_classes()
-    if meta["estimator"] not in classes_by_name:
+    if meta["estimator"] not in ESTIMATOR_NAMES:
         fail(f"unknown estimator {_clip(repr(meta['estimator']))} (supported: "
-             f"{', '.join(sorted(classes_by_name))})")
+             f"{', '.join(ESTIMATOR_NAMES)})")
     if version == 1 and meta["estimator"] != "BudgetSVC":
         fail(f"version 1 files hold BudgetSVC models only, not {meta['estimator']}")
     return meta
@@ -1038,7 +1040,7 @@ def load_model(path):
             entries = _archive_entries(archive, os.fstat(fh.fileno()).st_size, fail)
             meta = _read_meta(archive, entries.pop("meta"), fail)
             est_name = meta["estimator"]
-            cls = _estimator_classes()[est_name]
+            cls = _estimator_class(est_name)
             params = _params_from_json(cls, meta["params"], fail)
             try:
                 estimator = cls(**params)

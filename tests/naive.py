@@ -203,20 +203,26 @@ def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None)
 
 def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None):
     """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices,
-    each violator's subgradient scaled by weight[i] (default 1)."""
+    each violator's subgradient scaled by weight[i] (default 1).  Returns w and the dual
+    variables alpha, stepped alongside: w = (1/lambda) sum_i alpha_i y_i x_i."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     X = np.hstack([X, np.full((len(X), 1), bias_feature)])
     weight = np.ones(len(y)) if weight is None else weight
     w = np.zeros(X.shape[1])
+    alpha = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
         violators = [i for i in batch if y[i] * (X[i] @ w) < 1]
         step = (sum((weight[i] * y[i] * X[i] for i in violators), np.zeros_like(w))
                 / (lam * t * len(batch)))
         w = (1 - 1 / t) * w + step
+        alpha = (1 - 1 / t) * alpha
+        for i in violators:
+            alpha[i] += weight[i] / (t * len(batch))
         norm = np.linalg.norm(w)
         if norm > 1 / np.sqrt(lam):
             w *= 1 / (np.sqrt(lam) * norm)
-    return w
+            alpha *= 1 / (np.sqrt(lam) * norm)
+    return w, alpha
 
 
 def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None):

@@ -8,9 +8,11 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import LinearSVC
 
 from fastsvm import HuberSVC, PegasosSVC, _options
 from fastsvm._packed import PackedData
+from fastsvm.base import random_seeds
 from fastsvm.bounds import _kernels as K
 from fastsvm.bounds.solver import (SortedMargins, resort_schedule, solve_huber_gd,
                                    solve_kernel_pegasos, solve_pegasos)
@@ -301,16 +303,22 @@ def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted):
     batches = np.random.default_rng(4).integers(0, 120, size=(60, 10))
     weight = (np.random.default_rng(8).choice([0.5, 1.0, 4.0], len(y)) if weighted
               else np.ones(len(y)))
-    want = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight)
+    want, want_dual = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight)
     for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         packed = PackedData.from_matrix(X)
         norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
         w, w_ref, u = np.zeros(6), np.zeros(6), np.zeros(120)
         rule = K.new_rule(*resort_schedule(packed, 10, sort=False))
         counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
+        dual, dual_scale = np.zeros(120), np.ones(1)
         K.pegasos_steps(*packed.arrays, norms, y, weight, batches, 0, lam, bias_feature,
-                        margin_bounds, scaled, rule, u, w_ref, w, np.empty(6), counters)
+                        margin_bounds, scaled, rule, u, w_ref, w, np.empty(6), dual, dual_scale,
+                        counters)
         assert_allclose(w, want, rtol=1e-10, atol=1e-12)
+        assert_allclose(dual_scale[0] * dual, want_dual, rtol=1e-10, atol=1e-14)
+    # the dual variables represent w: w = (1/lambda) sum_i alpha_i y_i (x_i, bias_feature)
+    X1 = np.hstack([X.toarray() if sparse else X, np.full((120, 1), bias_feature)])
+    assert_allclose(X1.T @ (want_dual * y) / lam, want, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -355,6 +363,126 @@ def test_pegasos_multiclass_n_jobs_invariant():
     two = PegasosSVC(C=0.1, random_state=0, n_jobs=2).fit(X, y)
     assert_array_equal(one.coef_, two.coef_)
     assert one.score(X_test, y_test) >= 0.87
+
+
+# ---------------------------------------------------------------- Pegasos: duality gap
+def _gram(X, kernel, bias2):
+    """k'(x_i, x_j) = k(x_i, x_j) + bias2 over the rows of X (linear or rbf with gamma 0.5)."""
+    return (X @ X.T if kernel == "linear" else rbf_kernel(X, X, gamma=0.5)) + bias2
+
+
+def _primal(Kp, y, upper, lam, beta):
+    """P(w) for w = sum_j beta_j phi'(x_j): lambda/2 beta K' beta + sum_i u_i hinge_i."""
+    f = Kp @ beta
+    return 0.5 * lam * beta @ f + upper @ np.maximum(0.0, 1.0 - y * f)
+
+
+def _dual(Kp, y, lam, alpha):
+    """D(alpha) = sum_i alpha_i - 1/(2 lambda) (alpha y)' K' (alpha y)."""
+    return alpha.sum() - (alpha * y) @ Kp @ (alpha * y) / (2 * lam)
+
+
+def _tight_dual_solve(Kp, y, upper, lam):
+    """max D over the box 0 <= alpha <= u (no equality constraint: the offset is
+    regularised) by L-BFGS-B; returns (D(alpha*), P(w(alpha*))), which enclose P*."""
+    from scipy.optimize import minimize
+
+    Q = np.outer(y, y) * Kp
+    best = minimize(lambda a: -(a.sum() - a @ Q @ a / (2 * lam)),
+                    np.zeros(len(y)), jac=lambda a: -(1.0 - Q @ a / lam), method="L-BFGS-B",
+                    bounds=[(0.0, u) for u in upper],
+                    options={"gtol": 1e-14, "ftol": 1e-16, "maxiter": 100_000})
+    return _dual(Kp, y, lam, best.x), _primal(Kp, y, upper, lam, best.x * y / lam)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "precomputed"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_pegasos_duality_gap_matches_brute_force(kernel, fit_intercept, n_classes):
+    """objective = P(w) of the returned model and dual_objective = D(alpha) of Pegasos'
+    dual variables clipped to the box, recomputed with NumPy from the model (per binary
+    one-vs-rest model, with sample weights)."""
+    X, y = _problem(n=150, d=5)
+    labels = (np.arange(150) % 3 if n_classes == 3 else (y > 0)).astype(int)
+    sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], 150)
+    C, bias2 = 2.0, float(fit_intercept)
+    lam = 1.0 / (C * sw.sum())
+    upper = sw / sw.sum()
+    Kp = _gram(X, "rbf" if kernel == "precomputed" else kernel, bias2)
+    params = dict(C=C, batch_size=10, max_iter=300, fit_intercept=fit_intercept, random_state=0)
+    if kernel == "precomputed":
+        clf = PegasosSVC(kernel="precomputed", **params).fit(Kp - bias2, labels, sw)
+    else:
+        clf = PegasosSVC(kernel=kernel, gamma=0.5, **params).fit(X, labels, sw)
+    info = clf.training_info_
+    targets = [np.where(labels == c, 1.0, -1.0) for c in clf.classes_]
+    targets = targets[1:] if n_classes == 2 else targets
+    for m, y_bin in enumerate(targets):
+        if kernel == "linear":
+            # the linear model keeps no expansion: replay the estimator's run in the solver
+            seed = random_seeds(0, len(targets))[m]
+            result = solve_pegasos(PackedData.from_matrix(X), y_bin, sw * 150 / sw.sum(), lam,
+                                   10, 300, bias2, True, np.random.default_rng(seed))
+            assert_allclose(result.w[:-1], clf.coef_[m], rtol=1e-12)
+            X1 = np.hstack([X, np.full((150, 1), bias2)])
+            alpha = np.minimum(result.dual, upper)
+            w = np.append(clf.coef_[m], clf.intercept_[m])
+            f = X @ clf.coef_[m] + clf.intercept_[m]
+            primal = 0.5 * lam * w @ w + upper @ np.maximum(0.0, 1.0 - y_bin * f)
+            dual = alpha.sum() - np.sum((X1.T @ (alpha * y_bin)) ** 2) / (2 * lam)
+        else:
+            beta = np.zeros(150)
+            beta[clf.support_] = clf.dual_coef_[m]
+            primal = _primal(Kp, y_bin, upper, lam, beta)
+            dual = _dual(Kp, y_bin, lam, np.minimum(lam * y_bin * beta, upper))
+        assert info["objective"][m] == pytest.approx(primal, rel=1e-10)
+        assert info["dual_objective"][m] == pytest.approx(dual, rel=1e-10, abs=1e-12)
+        assert info["duality_gap"][m] == pytest.approx(primal - dual, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_pegasos_duality_gap_bounds_the_suboptimality(kernel, fit_intercept):
+    """D(alpha) <= P* <= P(w), so duality_gap >= P(w) - P* >= 0, against a tight solve of
+    the dual; the gap closes as T grows."""
+    X, y = _problem(n=150, d=5)
+    sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], 150)
+    C, bias2 = 1.0, float(fit_intercept)
+    lam, upper = 1.0 / (C * sw.sum()), sw / sw.sum()
+    Kp = _gram(X, kernel, bias2)
+    dual_star, primal_star = _tight_dual_solve(Kp, y, upper, lam)
+    assert 0.0 <= primal_star - dual_star <= 1e-6 * primal_star     # encloses P* tightly
+    gaps = []
+    for T in (30, 300, 3000):
+        clf = PegasosSVC(kernel=kernel, gamma=0.5, C=C, batch_size=10, max_iter=T,
+                         fit_intercept=fit_intercept, random_state=0).fit(X, y, sw)
+        info = clf.training_info_
+        primal, gap = info["objective"][0], info["duality_gap"][0]
+        assert primal >= dual_star - 1e-12                    # P(w) >= P*
+        assert gap >= primal - primal_star - 1e-12            # gap >= P(w) - P*
+        gaps.append(gap)
+    assert gaps[2] < gaps[0]
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_pegasos_objective_is_liblinears(fit_intercept):
+    """The objective (offset regularised as a feature 1, weights as C multipliers) is
+    LinearSVC's (LIBLINEAR, hinge loss, intercept_scaling=1) divided by C S."""
+    X, y = _problem(n=150, d=5)
+    sw = np.random.default_rng(3).choice([0.5, 1.0, 3.0], 150)
+    C = 1.0
+    lam, upper = 1.0 / (C * sw.sum()), sw / sw.sum()
+    svc = LinearSVC(C=C, loss="hinge", fit_intercept=fit_intercept, intercept_scaling=1.0,
+                    tol=1e-10, max_iter=1_000_000).fit(X, y, sample_weight=sw)
+    w = np.append(svc.coef_[0], svc.intercept_[0] if fit_intercept else 0.0)
+    f = X @ svc.coef_[0] + (svc.intercept_[0] if fit_intercept else 0.0)
+    liblinear = 0.5 * lam * w @ w + upper @ np.maximum(0.0, 1.0 - y * f)
+    dual_star, primal_star = _tight_dual_solve(_gram(X, "linear", float(fit_intercept)), y,
+                                               upper, lam)
+    assert liblinear == pytest.approx(primal_star, rel=1e-6)
+    clf = PegasosSVC(C=C, batch_size=10, max_iter=3000, fit_intercept=fit_intercept,
+                     random_state=0).fit(X, y, sw)
+    assert clf.training_info_["duality_gap"][0] >= clf.training_info_["objective"][0] - liblinear
 
 
 # ---------------------------------------------------------------- bad input
@@ -524,3 +652,15 @@ def test_rbf_pegasos_multiclass_and_labels():
     # refitting with the linear kernel leaves no kernel attributes behind
     clf.set_params(kernel="linear").fit(X[:600], labels)
     assert hasattr(clf, "coef_") and not hasattr(clf, "dual_coef_")
+
+
+def test_pegasos_compute_gap_false_skips_the_certificate_only():
+    X, y = _problem(n=150, d=5)
+    for kernel in ("linear", "rbf"):
+        params = dict(kernel=kernel, batch_size=10, max_iter=100, random_state=0)
+        full = PegasosSVC(**params).fit(X, y)
+        bare = PegasosSVC(compute_gap=False, **params).fit(X, y)
+        assert_array_equal(bare.decision_function(X), full.decision_function(X))
+        keys = {"objective", "dual_objective", "duality_gap", "time_certificate_s"}
+        assert keys <= set(full.training_info_)
+        assert not keys & set(bare.training_info_)

@@ -379,3 +379,18 @@ def test_help_lists_the_solvers(capsys):
         assert any(line.split()[:2] == [solver, name + ":"] for line in out.splitlines())
     assert main(["--help"]) == 0
     assert "margin-sgd" in capsys.readouterr().out
+
+
+def test_option_choices_are_the_estimators():
+    """The CLI writes out the string options' values (so that parsing imports no solver):
+    they must be the estimators' own."""
+    import fastsvm
+    from fastsvm import cli
+    from fastsvm.bsgd.estimator import MAINTENANCE
+    from fastsvm.margin_sgd.solver import UPDATES
+    from fastsvm.merge import METHODS
+
+    assert cli.MERGE_METHODS == tuple(sorted(METHODS))
+    assert cli.MAINTENANCE == tuple(sorted(MAINTENANCE))
+    assert cli.UPDATES == tuple(sorted(UPDATES))
+    assert {name for name, _ in cli.SOLVERS.values()} == set(fastsvm.__all__) - {"__version__"}

@@ -79,6 +79,11 @@ N_PEGASOS_COUNTERS = 3
 #: than the rounding error of a stored margin.
 HINGE_SLACK = 1e-9
 
+#: A scale of the dual variables (alpha = scale * stored values, w = scale * sum_s coef_s
+#: phi(sv_s)) below this is folded into the stored values (see :func:`pegasos_steps` and
+#: :func:`kernel_pegasos_steps`).
+SCALE_FLOOR = 1e-100
+
 
 def new_rule(period, cost):
     """Re-sort rule state for SortPeriod ``period`` and SortCost ``cost``."""
@@ -262,7 +267,8 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 @njit(**JIT_OPTIONS)
 def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches, t0, lam,
-                  bias_feature, use_bounds, scaled, rule, u, w_ref, w, update, counters):
+                  bias_feature, use_bounds, scaled, rule, u, w_ref, w, update, dual, dual_scale,
+                  counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
@@ -272,6 +278,14 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
         w <- min(1, 1 / (sqrt(lambda) ||w||)) w,
 
     with the step weights c_i = ``weight`` (1 without sample weights).
+
+    The same steps on the dual variables alpha of w = (1/lambda) sum_i
+    alpha_i y_i x_i: alpha <- (1 - 1/t) alpha + 1/(t k) sum_{i in A+} c_i e_i,
+    times the projection's factor.  Without projections alpha_i = c_i a_i / (T k)
+    after T iterations, a_i the number of draws of i that were in A+.  They are
+    kept as alpha = ``dual_scale[0]`` * ``dual``, so that shrinking and
+    projecting cost O(1) (see :func:`kernel_pegasos_steps`); they give the
+    duality gap of :func:`fastsvm.bounds.solver.hinge_duality`.
 
     ``w`` has n_features + 1 entries; the last multiplies ``bias_feature``
     (1.0 for a regularised offset, 0.0 for none).  With ``use_bounds`` the
@@ -297,6 +311,10 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
     ref_norm = np.sqrt(np.sum(w_ref * w_ref))
     for it in range(batches.shape[0]):
         t = t0 + it + 1
+        shrink = 1.0 - 1.0 / t
+        # alpha_t's scale: (1 - 1/t) times the previous one (w_1 = 0: none before t = 1)
+        dual_scale[0] = dual_scale[0] * shrink if t > 1 else 1.0
+        step_dual = 1.0 / (t * k * dual_scale[0])
         bounded = use_bounds
         w_dist = 0.0
         a = 1.0
@@ -336,12 +354,12 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
                 examined += 1
                 violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
             if violates:
+                dual[i] += weight[i] * step_dual
                 row_axpy(X, data, indices, indptr, is_sparse, i, weight[i] * y[i], update)
                 update[w.shape[0] - 1] += weight[i] * y[i] * bias_feature
         counters[PC_EXAMINED] += examined
         if use_bounds:
             record_pruned(rule, k - examined)
-        shrink = 1.0 - 1.0 / t
         scale = 1.0 / (lam * t * k)
         sq = 0.0
         for f in range(w.shape[0]):
@@ -349,6 +367,10 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
             sq += w[f] * w[f]
         if sq > radius * radius:
             w *= radius / np.sqrt(sq)
+            dual_scale[0] *= radius / np.sqrt(sq)
+        if dual_scale[0] < SCALE_FLOOR:     # fold the scale into dual before dual overflows
+            dual *= dual_scale[0]
+            dual_scale[0] = 1.0
 
 
 # kernel Pegasos state indices (float64 array)
@@ -361,7 +383,6 @@ N_KSTATE = 4
 #: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
 #: terms are updated incrementally: it covers their cancellation and drift.
 DIST_SLACK = 1e-9
-SCALE_FLOOR = 1e-100    # see kernel_pegasos_steps
 
 
 @njit(**JIT_OPTIONS)

@@ -12,7 +12,7 @@ for n points with s*d stored entries each:
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -197,7 +197,8 @@ class PegasosResult:
 
     w: np.ndarray                       # (n_features + 1,), the last entry is the offset weight
     n_iter: int
-    counters: np.ndarray = field(default_factory=lambda: np.zeros(K.N_PEGASOS_COUNTERS, np.int64))
+    dual: np.ndarray                    # alpha: w = (1/lambda) sum_i alpha_i y_i (x_i, offset)
+    counters: np.ndarray
 
 
 def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, margin_bounds, rng,
@@ -217,16 +218,58 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     u = np.zeros(n)                     # margins of w_ref = 0
     update = np.empty(d + 1)
     rule = K.new_rule(*resort_schedule(packed, batch_size, sort=False))
-    result = PegasosResult(w, n_iter)
+    dual = np.zeros(n)
+    dual_scale = np.ones(1)
+    counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
                         margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, w, update,
-                        result.counters)
+                        dual, dual_scale, counters)
         if progress is not None:
             progress.update(batches.shape[0])
-    return result
+    return PegasosResult(w, n_iter, dual_scale[0] * dual, counters)
+
+
+def hinge_duality(margins, w_norm2, dual, dual_norm2, upper, lam):
+    r"""Primal and dual objectives of Pegasos' problem, for each of the models (rows).
+
+    The primal (Shalev-Shwartz et al. 2007, eq. 1, with the sample weights
+    s_i and S = sum_i s_i of :mod:`fastsvm.base`; phi'(x) = (phi(x), offset
+    feature), so the offset is regularised) and its Lagrange dual:
+
+    .. math::
+
+        P(w) = \frac{\lambda}{2}\|w\|^2 + \sum_i u_i \max(0, 1 - y_i\langle w,
+        \phi'(x_i)\rangle), \qquad
+        D(\alpha) = \sum_i \alpha_i - \frac{1}{2\lambda}\Big\|\sum_i \alpha_i y_i
+        \phi'(x_i)\Big\|^2, \qquad 0 \le \alpha_i \le u_i = \frac{s_i}{S}.
+
+    For every w and every alpha in the box, D(alpha) <= P* <= P(w) (weak
+    duality), so P(w) - D(alpha) bounds P(w) - P* from above; it is 0 exactly
+    at a primal-dual optimal pair, where w = (1/lambda) sum_i alpha_i y_i phi'(x_i).
+
+    Parameters
+    ----------
+    margins : ndarray of shape (n_models, n)
+        y_i <w, phi'(x_i)> of each model.
+    w_norm2 : ndarray of shape (n_models,)
+        ||w||^2 (offset included).
+    dual : ndarray of shape (n_models, n)
+        A point alpha of the box.
+    dual_norm2 : ndarray of shape (n_models,)
+        ||sum_i alpha_i y_i phi'(x_i)||^2.
+    upper : ndarray of shape (n,)
+        u = s / S.
+    lam : float
+
+    Returns
+    -------
+    primal, dual_objective : ndarrays of shape (n_models,)
+    """
+    primal = 0.5 * lam * w_norm2 + np.maximum(0.0, 1.0 - margins) @ upper
+    return primal, dual.sum(axis=1) - 0.5 * dual_norm2 / lam
 
 
 @dataclass
