@@ -59,16 +59,24 @@ class NaiveBSGD:
     """Budgeted Pegasos, one step at a time, with swap-delete storage like the kernel.
 
     Holds alpha (not the scaled beta of the compiled kernel); step t with
-    weight c uses eta_t = 1 / (lambda t) and
-    w <- (1 - 1/t) w + [y f(x) < 1] c eta_t y phi(x).  ``kernel(x, z)``
-    defaults to the RBF kernel of width gamma (merging needs it).
+    weight c uses eta_t = rho_t / lambda and
+    w <- (1 - rho_t) w + [y f(x) < 1] c eta_t y phi(x), with rho_t = 1/t
+    (Pegasos, ``horizon=0``) or rho_t = 2(T + 1 - t) / (t (2T + 1 - t)) (linear
+    decay over ``horizon=T`` steps).  ``kernel(x, z)`` defaults to the RBF
+    kernel of width gamma (merging needs it).
     """
 
-    def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None):
+    def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None,
+                 horizon=0):
         self.budget, self.lam, self.gamma = budget, lam, gamma
         self.method, self.maintenance = method, maintenance
         self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
+        self.horizon = horizon
         self.sv, self.alpha, self.t = [], [], 0
+
+    def rho(self):
+        t, T = self.t, self.horizon
+        return 1 / t if T == 0 else 2 * (T + 1 - t) / (t * (2 * T + 1 - t))
 
     def decision(self, x):
         return sum(a * self.kernel(s, x) for s, a in zip(self.sv, self.alpha))
@@ -76,10 +84,11 @@ class NaiveBSGD:
     def step(self, x, y, c=1.0):
         self.t += 1
         violated = y * self.decision(x) < 1
-        self.alpha = [(1 - 1 / self.t) * a for a in self.alpha]
+        rho = self.rho()
+        self.alpha = [(1 - rho) * a for a in self.alpha]
         if violated:
             self.sv.append(np.array(x, dtype=float))
-            self.alpha.append(c * y / (self.lam * self.t))
+            self.alpha.append(c * y * rho / self.lam)
             if len(self.sv) > self.budget:
                 self._maintain()
 

@@ -28,9 +28,10 @@ def _problem(seed=0, n=40, d=3):
 
 
 def _run_compiled(X, y, order, lam, gamma, budget, maintenance, method, diag=False,
-                  weight=None, kernel=None):
+                  weight=None, kernel=None, horizon=0):
     kernel = kernel or Kernel("rbf", gamma)
     state = BSGDState.empty(0 if kernel.on_gram else X.shape[1], budget)
+    state.horizon = horizon
     weight = np.ones(len(y)) if weight is None else weight
     run_pass(state, PackedData.from_matrix(X), y, weight, order, lam, kernel, budget,
              MAINTENANCE[maintenance], METHODS[method], diag, load_tables())
@@ -110,6 +111,52 @@ def test_whole_run_with_lookup_h_matches_oracle():
     for x in X[:10]:
         ours = sum(a * np.exp(-gamma * np.sum((s - x) ** 2)) for s, a in zip(sv, alpha))
         assert_allclose(ours, ref.decision(x), rtol=1e-9)
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "remove"])
+def test_linear_decay_steps_match_oracle(maintenance):
+    """The linearly decaying steps, run in two chunks, equal the oracle's rho_t steps."""
+    X, y, order = _problem(seed=3)
+    lam, gamma, horizon = 1 / 80, 0.5, len(order)
+    kernel = Kernel("rbf", gamma)
+    state = BSGDState.empty(X.shape[1], 5)
+    state.horizon = horizon
+    for chunk in np.array_split(order, 2):
+        run_pass(state, PackedData.from_matrix(X), y, np.ones(len(y)), chunk, lam, kernel, 5,
+                 MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables())
+    ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon)
+    for i in order:
+        ref.step(X[i], y[i])
+    assert state.stats[_kernels.ST_MAINTENANCE] > 10
+    assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
+    assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+
+
+def test_linear_decay_gives_the_linearly_averaged_weights():
+    """Without a budget, the last iterate of the linear-decay steps gives the violation at
+    step s the weight 2 (T + 1 - s) / (lambda T (T + 1)) of the linearly weighted average
+    sum_t t w_t / sum_t t of Pegasos iterates (checked on explicit Pegasos iterates:
+    every violation weighs 1 / (lambda t) in w_t)."""
+    X, y, order = _problem(seed=4)
+    lam, gamma, T = 1 / 80, 0.5, len(order)
+    state = _run_compiled(X, y, order, lam, gamma, 1000, "merge", "gss", horizon=T)
+    ref = NaiveBSGD(1000, lam, gamma, horizon=T)
+    steps = []                                   # step of each violation
+    for t, i in enumerate(order, 1):
+        n_before = len(ref.sv)
+        ref.step(X[i], y[i])
+        if len(ref.sv) > n_before:
+            steps.append(t)
+    steps = np.array(steps)
+    assert state.n_sv == len(steps) > 10 and state.stats[_kernels.ST_MERGES] == 0
+    averaged = np.zeros(len(steps))
+    for t in range(1, T + 1):                    # w_t of Pegasos on the same violations
+        averaged += t * np.where(steps <= t, 1 / (lam * t), 0.0)
+    averaged /= T * (T + 1) / 2
+    closed_form = 2 * (T + 1 - steps) / (lam * T * (T + 1))
+    assert_allclose(averaged, closed_form, rtol=1e-12)
+    assert_allclose(state.alpha(lam), closed_form * y[order[steps - 1]], rtol=1e-9)
+    assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9)
 
 
 def test_diagnostics_do_not_change_the_training_path():

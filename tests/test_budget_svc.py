@@ -76,6 +76,19 @@ def test_same_seed_same_model_different_seed_different_model():
     assert not np.array_equal(a.dual_coef_, c.dual_coef_)
 
 
+def test_learning_rates_are_deterministic_and_differ():
+    """The paper's 'pegasos' steps (default) and 'linear-decay': each reproducible by seed,
+    different coefficients."""
+    X, y = _moons()
+    fits = {lr: [BudgetSVC(budget=20, learning_rate=lr, random_state=3).fit(X, y)
+                 for _ in range(2)] for lr in ("linear-decay", "pegasos")}
+    for a, b in fits.values():
+        assert_array_equal(a.dual_coef_, b.dual_coef_)
+        assert a.score(X, y) >= 0.9
+    assert BudgetSVC().learning_rate == "pegasos"
+    assert not np.array_equal(fits["linear-decay"][0].dual_coef_, fits["pegasos"][0].dual_coef_)
+
+
 def test_n_jobs_does_not_change_the_result():
     X, y = make_blobs(600, centers=4, random_state=0)
     one = BudgetSVC(budget=15, random_state=0, n_jobs=1).fit(X, y)

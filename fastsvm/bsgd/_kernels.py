@@ -7,14 +7,36 @@ c_i = s_i n / S of weighted samples (1 without weights, see :mod:`fastsvm.base`)
 
     P(w) = lambda/2 ||w||^2 + 1/n sum_i c_i max(0, 1 - y_i <w, phi(x_i)>),
 
-SGD step t (t = 1, 2, ...) on example i with eta_t = 1/(lambda t):
+SGD step t (t = 1, 2, ...) on example i with eta_t = rho_t / lambda:
 
-    w <- (1 - 1/t) w + [y_i <w, phi(x_i)> < 1] * c_i y_i/(lambda t) * phi(x_i),
+    w <- (1 - rho_t) w + [y_i <w, phi(x_i)> < 1] * c_i y_i rho_t/lambda * phi(x_i),
 
 the unweighted step with the subgradient scaled by the sample's weight.
-With w = sum_j alpha_j phi(sv_j), store beta_j = lambda * t * alpha_j instead:
-the shrink factor (1 - 1/t) = (t-1)/t is then absorbed exactly, no coefficient
-is rescaled, and a margin violation adds a support vector with beta = c_i y_i.
+
+Step sizes
+----------
+Take rho_t = 1 - G(t-1)/G(t) for an increasing G with G(0) = 0.  Then
+
+    w_t = 1/(lambda G(t)) sum_{s<=t} (G(s) - G(s-1)) [violation at s] c_s y_s phi(x_s),
+
+so with w = sum_j alpha_j phi(sv_j) we store beta_j = lambda G(t) alpha_j:
+the shrink factor (1 - rho_t) = G(t-1)/G(t) is absorbed exactly, no
+coefficient is rescaled, a margin violation adds a support vector with
+beta = c_i y_i (G(t) - G(t-1)), and alpha_j = beta_j / (lambda G(t))
+(``step_mass``).
+
+* ``horizon == 0``, Pegasos (the paper's Alg. 1): G(t) = t, eta_t = 1/(lambda t).
+  Every violation ends with the same weight 1/(lambda T) after T steps.
+* ``horizon == T``, linear decay: G(t) = t (2T + 1 - t), so
+  rho_t = (1/t) * 2(T + 1 - t)/(2T + 1 - t), Pegasos' step times a factor
+  falling from 1 to 2/(T + 1).  After T steps the violation at step s has
+  the weight 2(T + 1 - s) / (lambda T (T + 1)): the weight it has in the
+  linearly weighted average sum_t t w_t / sum_t t of Pegasos iterates
+  (Lacoste-Julien, Schmidt & Bach 2012), because
+  sum_t t w_t = 1/lambda sum_t sum_{s<=t} u_s = 1/lambda sum_s (T + 1 - s) u_s.
+  The last iterate carries the averaged weights (a linearly decaying step
+  as the last-iterate form of averaging: Defazio, Cutkosky, Mehta &
+  Mishchenko 2023); the margins along the way are those of these iterates.
 
 Kernels
 -------
@@ -23,7 +45,7 @@ RBF, sigmoid) or, with ``code == PRECOMPUTED``, are looked up in the n x n
 kernel matrix passed as the dense X (``sv_idx`` holds the row of each support
 vector; nothing else of a support vector is stored).  Merging needs the RBF
 kernel; the estimator allows only removal for the others.
-The margin before step t is f(x_i) = sum_j beta_j k(sv_j, x_i) / (lambda (t-1)).
+The margin before step t is f(x_i) = sum_j beta_j k(sv_j, x_i) / (lambda G(t-1)).
 Merging is linear in the coefficients, so it works on beta unchanged (every
 weight degradation is scaled by the same (lambda t)^2, which does not change
 which pair is best).
@@ -46,8 +68,8 @@ z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
 shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
 Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
 parent's (up to rounding), so without weights and within one lambda the
-vector just added (|beta| = 1) is always a smallest one and its kernel row is
-always reused; with weights, or after ``partial_fit`` rescales beta for a new
+vector just added (|beta| = G(t) - G(t-1), which does not grow with t) is
+always a smallest one and its kernel row is always reused; with weights, or after ``partial_fit`` rescales beta for a new
 lambda, an older vector can be the smallest and its row is computed.
 ``sv_idx`` of a merged vector is -1 (it is no training row).
 
@@ -98,6 +120,15 @@ DG_LOOKUP_H = 1
 DG_LOOKUP_WD = 2
 DG_GSS_PRECISE = 3
 N_DIAG = 4
+
+
+@njit(**JIT_OPTIONS)
+def step_mass(t, horizon):
+    """G(t), with beta = lambda G(t) alpha after step t: t (Pegasos, ``horizon == 0``) or
+    t (2 horizon + 1 - t) (linear decay over ``horizon`` steps); see "Step sizes" above."""
+    if horizon == 0:
+        return float(t)
+    return float(t) * float(2 * horizon + 1 - t)
 
 
 @njit(**JIT_OPTIONS)
@@ -236,12 +267,13 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 
 @njit(**JIT_OPTIONS)
 def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam, code,
-              gamma, degree, coef0, budget, svt, sv_sq, beta, sv_idx, n_sv, maintenance, method,
-              diag, table_h, table_wd, stats, timers, diag_sums):
+              gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, maintenance,
+              method, diag, table_h, table_wd, stats, timers, diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
     Parameters are arrays and scalars only (see the module docstring);
-    ``weight`` holds the step weight c_i of every example and ``code`` the
+    ``weight`` holds the step weight c_i of every example, ``horizon`` selects
+    the step sizes (0: Pegasos, T: linear decay over T steps) and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
     rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
     least min(budget, n_sv + len(order)) + 1) is updated in place; returns
@@ -272,12 +304,12 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
             acc = 0.0
             for j in range(n_sv):
                 acc += beta[j] * kvals[j]
-            margin = y[i] * acc / (lam * (t - 1))
+            margin = y[i] * acc / (lam * step_mass(t - 1, horizon))
         if margin < 1.0:
             if code != PRECOMPUTED:
                 store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
             sv_sq[n_sv] = sq_norms[i]
-            beta[n_sv] = weight[i] * y[i]
+            beta[n_sv] = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0           # k(x_i, x_i) of the RBF kernel, which merging reads
             n_sv += 1

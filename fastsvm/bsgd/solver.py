@@ -29,6 +29,7 @@ class BSGDState:
     sv_idx: np.ndarray              # (capacity,) training row of each vector, -1 if merged
     n_sv: int = 0
     t: int = 0                      # SGD steps taken
+    horizon: int = 0                # T of the linear-decay steps, 0 for Pegasos steps
     stats: np.ndarray = field(default_factory=lambda: np.zeros(K.N_STATS, dtype=np.int64))
     timers: np.ndarray = field(default_factory=lambda: np.zeros(K.N_TIMERS, dtype=np.int64))
     diag_sums: np.ndarray = field(default_factory=lambda: np.zeros(K.N_DIAG))
@@ -69,7 +70,7 @@ class BSGDState:
         """Coefficients alpha_j = beta_j / (lambda t) of the current support vectors."""
         if self.t == 0:
             return np.zeros(0)
-        return self.beta[: self.n_sv] / (lam * self.t)
+        return self.beta[: self.n_sv] / (lam * K.step_mass(self.t, self.horizon))
 
     def support_vectors(self):
         return self.svt[:, : self.n_sv].T.copy()
@@ -127,7 +128,7 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
         chunk = order[start:start + step]
         state.n_sv = K.sgd_steps(
             *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code, gamma,
-            kernel.degree, kernel.coef0, budget, state.svt, state.sv_sq, state.beta, state.sv_idx,
+            kernel.degree, kernel.coef0, budget, state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
             state.n_sv, maintenance, method, diag, table_h, table_wd,
             state.stats, state.timers, state.diag_sums)
         state.t += chunk.shape[0]
