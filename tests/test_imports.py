@@ -18,8 +18,8 @@ FAMILIES = ("fastsvm.bounds", "fastsvm.bsgd", "fastsvm.margin_sgd", "fastsvm.nys
 def _loaded_by(code):
     """The modules of HEAVY and FAMILIES that running ``code`` loads, in a fresh interpreter
     (standard output of ``code`` is discarded)."""
-    probe = (f"import contextlib, io, json, sys\n"
-             f"with contextlib.redirect_stdout(io.StringIO()):\n"
+    probe = ("import contextlib, io, json, sys\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
              + "".join(f"    {line}\n" for line in code.splitlines())
              + f"print(json.dumps([m for m in {HEAVY + FAMILIES!r} if m in sys.modules]))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

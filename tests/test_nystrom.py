@@ -218,7 +218,6 @@ def test_dcd_shrinking_sets_aside_only_variables_at_a_bound():
     assert_array_equal(np.sort(active), np.arange(200))
     shrunk = active[n_active:]
     assert_array_equal(alpha[shrunk], before_alpha[shrunk])
-    gradient = y * (Phi @ w[:-1] + w[-1]) - 1.0
     at_zero, at_upper = alpha[shrunk] == 0, alpha[shrunk] == upper[shrunk]
     assert np.all(at_zero | at_upper)
     assert not np.array_equal(w, before_w)
