@@ -234,3 +234,47 @@ def test_imbalanced_weights_smoke(tmp_path):
         assert f"| usps-ovr | {model} | 1 |" in md
     assert "bal. acc, 'balanced'" in md
     assert (tmp_path / "imbalanced_weights.png").stat().st_size > 0
+
+
+import defaults_vs_svc  # noqa: E402
+
+
+def test_defaults_vs_svc_smoke(tmp_path):
+    # the generated smoke sets: dense binary, CSR, 5 classes
+    defaults_vs_svc.main(["--smoke", "--out", str(tmp_path)])
+    payload, md = _read(tmp_path, "defaults_vs_svc")
+    _check_common(payload)
+    settings, results = payload["settings"], payload["results"]
+    assert list(settings["sets"]) == defaults_vs_svc.SMOKE_SETS
+    assert settings["sets"]["wide_sparse"]["sparse"] and not settings["sets"]["small"]["sparse"]
+    assert settings["sets"]["multiclass"]["n_classes"] == 5
+    for info in settings["sets"].values():
+        assert info["n_train"] <= defaults_vs_svc.SMOKE_ROWS
+    labels = list(settings["estimators"])
+    assert "PegasosSVC(kernel='rbf')" in labels and "BudgetSVC" in labels
+    for label, est in settings["estimators"].items():
+        # nothing but random_state (and the kernel of the rbf Pegasos row) is set
+        assert set(est["arguments"]) <= {"random_state", "kernel"}
+        assert est["arguments"].get("random_state", 0) == 0
+    assert settings["svc_params"]["C"] == 1.0 and settings["svc_params"]["gamma"] == "scale"
+    for entry in results["sets"]:
+        rows = entry["rows"]
+        assert [r["model"] for r in rows] == ["SVC"] + labels
+        assert rows[0]["accuracy_minus_svc"] == 0 and rows[0]["time_ratio_svc"] == 1
+        for r in rows:
+            assert 0.0 <= r["accuracy"] <= 1.0 and 0.0 <= r["balanced_accuracy"] <= 1.0
+            assert r["fit_s"] > 0 and r["predict_s"] > 0 and r["time_ratio_svc"] > 0
+            assert r["repeats"] == 1 and isinstance(r["warnings"], dict)
+    assert [s["model"] for s in results["summary"]] == labels
+    for s in results["summary"]:
+        assert 0 <= s["within"] <= s["n_sets"] == len(defaults_vs_svc.SMOKE_SETS)
+        assert s["n_large"] == 0        # smoke sets have fewer than 5,000 training rows
+    assert results["warmup_command_s"] > 0
+    assert [r["model"] for r in results["first_fit"]] == labels
+    for r in results["first_fit"]:
+        assert r["cold_fit_s"] > 0 and r["warm_fit_s"] > 0 and r["import_s"] >= 0
+        assert "no_cache_fit_s" not in r            # smoke runs skip the empty-cache fits
+    assert "## Summary" in md and "## First fit: cold against warm" in md
+    for s in defaults_vs_svc.SMOKE_SETS:
+        assert f"| {s} | SVC |" in md and f"| {s} | BudgetSVC |" in md
+    assert (tmp_path / "defaults_vs_svc.png").stat().st_size > 0
