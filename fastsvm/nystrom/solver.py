@@ -202,8 +202,7 @@ DCD_PG_TOL_FACTOR = 10.0
 DCD_GAP_CHECK_PASSES = 2
 
 
-def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=None,
-              alpha=None):
+def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=None):
     """Dual coordinate descent with shrinking (Hsieh et al. 2008, Alg. 1 and Sec. 3.2;
     see :func:`fastsvm.nystrom._kernels.dcd_epoch`), each pass in a fresh random
     order of the active variables.
@@ -227,8 +226,8 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
     """
     n, r = Phi.shape
     upper = weight / (lam * n)
-    alpha = np.zeros(n) if alpha is None else np.clip(alpha, 0.0, upper)
-    w = np.r_[Phi.T @ (alpha * y).astype(Phi.dtype), bias_feature * (alpha * y).sum()]
+    alpha = np.zeros(n)
+    w = np.zeros(r + 1)
     q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64) + bias_feature ** 2
     q_diag = np.maximum(q_diag, np.finfo(np.float64).tiny)   # a zero row never moves
     result = SolverResult(w.copy(), [primal_objective(Phi, y, weight, w, bias_feature, lam)])
