@@ -2,6 +2,7 @@
 oracles, the optimum against LIBLINEAR, accuracy floors, determinism and bad input."""
 
 
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -20,6 +21,7 @@ from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
 from fastsvm.nystrom.embedding import NystromMap, sample_landmarks
 from fastsvm.nystrom.solver import primal_objective, solve_assg, solve_dcd
+from fastsvm.nystrom.store import EmbeddingStore
 
 from . import naive
 
@@ -278,6 +280,43 @@ def test_dcd_multiclass_is_deterministic_and_n_jobs_invariant():
     assert_array_equal(fits[0].coef_, fits[1].coef_)
     assert_array_equal(fits[0].coef_, fits[2].coef_)
     assert fits[0].score(X, y) > 0.95
+
+
+def test_embedding_store_in_a_file_holds_what_memory_holds():
+    Phi = np.random.default_rng(0).normal(size=(100, 7)).astype(np.float32)
+    memory, disk = EmbeddingStore(100, 7), EmbeddingStore(100, 7, max_bytes=100 * 7 * 4 - 1)
+    for store in (memory, disk):
+        for start in range(0, 100, 30):
+            store.write(start, Phi[start:start + 30].astype(np.float64))
+    assert memory.in_memory and not disk.in_memory
+    assert type(disk.array()) is np.ndarray and disk.array().flags.writeable
+    assert_array_equal(disk.array(), Phi)
+    assert_array_equal(memory.array(), Phi)
+    disk.close()
+    assert disk._file is None
+
+
+def test_embedding_beyond_the_budget_gives_the_same_model_in_bounded_memory(monkeypatch):
+    """max_embedding_mb below the embedding puts it in a mapped file: the same model, with
+    the memory the fit allocates well under the embedding's size."""
+    monkeypatch.setattr("fastsvm._options.EMBED_CHUNK_BYTES", 8 * 200 * 250)
+    X, y = make_blobs(30_000, centers=3, n_features=5, cluster_std=3.0, random_state=0)
+    for solver in ("dcd", "assg"):
+        memory = NystromSVC(n_components=200, solver=solver, max_stages=3, random_state=0,
+                            n_jobs=2).fit(X, y)
+        tracemalloc.start()
+        disk = NystromSVC(n_components=200, solver=solver, max_stages=3, max_embedding_mb=1,
+                          random_state=0, n_jobs=2).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        info = disk.training_info_
+        assert memory.training_info_["embedding_in_memory"] and not info["embedding_in_memory"]
+        assert_array_equal(memory.coef_, disk.coef_)
+        assert_array_equal(memory.intercept_, disk.intercept_)
+        assert info["embedding_bytes"] == 30_000 * disk.n_components_ * 4 > 16 * 2**20
+        # what remains (about 6 MB): the data, K_mm and its eigenvectors, vectors of n per
+        # thread, and chunks of 250 rows
+        assert peak < info["embedding_bytes"] / 3
 
 
 def test_stopping_rule():

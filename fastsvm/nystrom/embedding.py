@@ -118,14 +118,20 @@ class NystromMap:
         advanced by the rows done.
         """
         out = np.empty((_num_rows(X), self.n_components), dtype=dtype)
+        for start, block in self.embed_blocks(X, dtype, progress):
+            out[start:start + len(block)] = block
+        return out
+
+    def embed_blocks(self, X, dtype=np.float32, progress=None):
+        """(first row, embedding of the rows) for chunks of rows of X in order, of type
+        ``dtype``; ``progress`` (a tqdm-like object) is advanced by the rows done."""
         # the product in the output's type: float32 is about 1.6x faster, and
         # the kernel block and projection are rounded once either way
         projection = self.projection.astype(dtype, copy=False)
         for rows, block in self._kernel_blocks(X):
-            out[rows] = block.astype(dtype, copy=False) @ projection
+            yield rows.start, block.astype(dtype, copy=False) @ projection
             if progress is not None:
                 progress.update(block.shape[0])
-        return out
 
     def apply(self, X, W):
         """embedding(X) @ W without storing the embedding: ndarray of shape (n_samples, W.shape[1])."""

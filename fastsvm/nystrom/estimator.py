@@ -18,6 +18,7 @@ from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finit
 from ..kernels import KERNELS
 from .embedding import NystromMap, _dense_if_small, nystrom_projection, sample_landmarks
 from .solver import solve_assg, solve_dcd, solve_pegasos
+from .store import EmbeddingStore, auto_memory_budget
 
 
 #: Default stage length T is max(n_samples, MIN_STAGE_STEPS).
@@ -138,6 +139,15 @@ class NystromSVC(BaseSVC):
         training stops.  For ASSG and Pegasos: the relative change of the
         training objective between two stages below which training stops.
         None runs all ``max_stages`` stages.
+    max_embedding_mb : float or 'auto', default='auto'
+        Memory budget of the n x r float32 embedding of the training rows, in
+        MB (2**20 bytes); 'auto' is a quarter of the physical memory.  Within
+        it the embedding is kept in memory; beyond it, it is written to a
+        temporary file (in ``tempfile.gettempdir()``, deleted after the fit)
+        that the solver reads through a memory map, so the fit's own memory
+        no longer grows with n * r: the operating system's page cache keeps
+        what fits (see :mod:`fastsvm.nystrom.store`).  The file needs n * r * 4
+        bytes of disk.  The model does not depend on it.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset, as LIBLINEAR does).
     class_weight : dict, 'balanced' or None, default=None
@@ -203,6 +213,7 @@ class NystromSVC(BaseSVC):
         "stage_steps": [Interval(Integral, 1, None, closed="left"), None],
         "max_stages": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
+        "max_embedding_mb": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "random_state": ["random_state"],
         **COMMON_CONSTRAINTS,
@@ -211,7 +222,8 @@ class NystromSVC(BaseSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components=1000, landmarks="uniform", solver="dcd", eta0="auto", radius0=None,
-                 omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, fit_intercept=True,
+                 omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, max_embedding_mb="auto",
+                 fit_intercept=True,
                  class_weight=None, n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
@@ -227,6 +239,7 @@ class NystromSVC(BaseSVC):
         self.stage_steps = stage_steps
         self.max_stages = max_stages
         self.tol = tol
+        self.max_embedding_mb = max_embedding_mb
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
         self.n_jobs = n_jobs
@@ -244,16 +257,18 @@ class NystromSVC(BaseSVC):
         with self._fitting():
             problem = self._problem(X, y, sample_weight)
             fitted, Phi = self._fit_embedding(problem)
-            check_finite_output(Phi, "embedding")
             self._publish(fitted)
         whole = len(problem.rows) == _num_samples(X)      # no row of weight 0 was dropped
-        return Phi if whole and getattr(X, "dtype", None) == Phi.dtype else self.transform(X)
+        if Phi is not None and whole and getattr(X, "dtype", None) == Phi.dtype:
+            return Phi
+        return self.transform(X)
 
     def _fit(self, problem):
         return self._fit_embedding(problem)[0]
 
     def _fit_embedding(self, problem):
-        """Landmarks, the embedding and the linear SVM; returns (fitted attributes, embedding)."""
+        """Landmarks, the embedding and the linear SVM; returns (fitted attributes, embedding
+        or None where it was not kept in memory)."""
         n, m = problem.n_samples, self.n_components
         if m > n:
             warnings.warn(f"n_components={m} is larger than the {n} training rows (of nonzero "
@@ -274,18 +289,25 @@ class NystromSVC(BaseSVC):
         training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
 
-        start = time.perf_counter()
-        with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
-                  desc="NystromSVC embedding", leave=False) as bar:
-            Phi = training_map.transform(problem.X, dtype=np.dtype(_options.EMBED_DTYPE),
-                                         progress=bar)
-        info["time_embedding_s"] = time.perf_counter() - start
-        info["embedding_shape"] = list(Phi.shape)
-        info["embedding_bytes"] = int(Phi.nbytes)
+        store = self._embedding_store(n, projection.shape[1])
+        try:
+            start = time.perf_counter()
+            with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
+                      desc="NystromSVC embedding", leave=False) as bar:
+                for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar):
+                    check_finite_output(rows, "embedding")
+                    store.write(first, rows)
+            info["time_embedding_s"] = time.perf_counter() - start
+            info["embedding_shape"] = list(store.shape)
+            info["embedding_bytes"] = int(store.nbytes)
+            info["embedding_in_memory"] = store.in_memory
 
-        start = time.perf_counter()
-        results = self._solve(Phi, problem, seeds)
-        info["time_solver_s"] = time.perf_counter() - start
+            start = time.perf_counter()
+            results = self._solve(store.array(), problem, seeds)
+            info["time_solver_s"] = time.perf_counter() - start
+            Phi = store.array() if store.in_memory else None
+        finally:
+            store.close()
         info["time_fit_s"] = time.perf_counter() - started
         info["objective"] = [r.objective for r in results]
         info["violations"] = [r.violations for r in results]
@@ -302,7 +324,8 @@ class NystromSVC(BaseSVC):
         bias_feature = 1.0 if self.fit_intercept else 0.0
         n_iter = np.array([r.epochs if self.solver == "dcd" else r.n_stages for r in results])
         if self.verbose:
-            print(f"NystromSVC: embedding {Phi.shape[0]} x {Phi.shape[1]} in "
+            print(f"NystromSVC: embedding {n} x {store.shape[1]} "
+                  f"({'in memory' if store.in_memory else 'in a temporary file'}) in "
                   f"{info['time_embedding_s']:.2f} s, {self.solver} {n_iter.max()} stages "
                   f"in {info['time_solver_s']:.2f} s, objective {results[0].objective[-1]:.5g}")
         fitted = {
@@ -316,6 +339,13 @@ class NystromSVC(BaseSVC):
             "training_info_": info,
         }
         return fitted, Phi
+
+    def _embedding_store(self, n, r):
+        """Where the n x r training embedding goes: memory within ``max_embedding_mb``,
+        else a mapped temporary file."""
+        budget = (auto_memory_budget() if self.max_embedding_mb == "auto"
+                  else int(self.max_embedding_mb * 2**20))
+        return EmbeddingStore(n, r, np.dtype(_options.EMBED_DTYPE), max_bytes=budget)
 
     def _max_stages(self):
         return AUTO_MAX_STAGES[self.solver] if self.max_stages == "auto" else self.max_stages
