@@ -4,8 +4,8 @@ On the same train/test splits (``fastsvm.datasets.load_dataset``) and with
 the same C and gamma (the BSGD paper's, from the registry; covtype: C = 2^5,
 gamma = 2^-2 as in ``bsgd_paper_tables.py``):
 
-* BudgetSVC(merge_method='lookup-wd', budget=500), 20 epochs (covtype: one
-  pass), 3 runs with seeds 0, 1, 2: median training time, mean test
+* BudgetSVC(merge_method='lookup-wd', budget=500, learning_rate='pegasos':
+  the paper's steps), 20 epochs (covtype: one pass), 3 runs with seeds 0, 1, 2: median training time, mean test
   accuracy, SGD steps per second and microseconds per merge (medians);
 * SVC(C, gamma, cache_size=1000) once (it is deterministic and slow):
   training time, test accuracy, number of support vectors.
@@ -73,7 +73,7 @@ def run_budget_svc(X_train, y_train, X_test, y_test, C, gamma, budget, epochs, r
     rows = []
     for seed in range(runs):
         clf = BudgetSVC(C=C, gamma=gamma, budget=budget, epochs=epochs,
-                        merge_method="lookup-wd", random_state=seed)
+                        merge_method="lookup-wd", learning_rate="pegasos", random_state=seed)
         _, fit_s = H.timed(clf.fit, X_train, y_train)
         acc, pred_s = H.timed(clf.score, X_test, y_test)
         info = clf.training_info_

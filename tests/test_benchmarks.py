@@ -55,7 +55,8 @@ def _check_common(payload):
         assert key in payload["machine"]
 
 
-def test_paper_tables_smoke(tmp_path):
+def test_paper_tables_smoke(tmp_path, monkeypatch):
+    monkeypatch.setattr(bsgd_paper_tables, "STEP_SIZE_SETS", ("phishing",))
     bsgd_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *SETS])
     payload, md = _read(tmp_path, "bsgd_paper_tables")
     _check_common(payload)
@@ -82,6 +83,11 @@ def test_paper_tables_smoke(tmp_path):
         assert d["wd_factor_gss"] >= 1.0 - 1e-9
         assert "wd_factor_lookup_wd" in d and "wd_factor_lookup_h" in d
     assert "## Table 2" in md and "## Table 3" in md and "merge decisions" in md
+    [steps] = payload["results"]["step_sizes"]
+    assert (steps["set"], steps["budget"]) == ("phishing", 20)
+    for rate in ("pegasos", "linear-decay"):
+        assert 0.5 < steps[rate]["accuracy_mean"] <= 1.0 and len(steps[rate]["accuracies"]) == 1
+    assert "## Step sizes" in md
     for s in SETS:
         for method in bsgd_paper_tables.METHODS:
             assert f"| {s} | 20 | {method} |" in md
