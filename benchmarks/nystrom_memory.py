@@ -14,7 +14,7 @@ peak of the fit's anonymous memory against n, for
 * "file": the same with ``max_embedding_mb=256`` (``--file-mb``), the
   embedding in the file from n = 67,109 rows on (r = 1000);
 * "BudgetSVC": ``BudgetSVC(random_state=0)`` at its defaults (budget 500,
-  5 epochs), the reference whose memory does not depend on n * m;
+  5 epochs), the reference whose memory does not depend on n * m.
 
 NystromSVC otherwise at its defaults (C = 1, gamma = 'scale', solver='dcd',
 tol = 1e-3).  The model does not depend on the budget: both modes must give
@@ -44,9 +44,13 @@ Reported per (n, mode):
   baseline VmRSS.  In "file" mode it includes the page-cache pages of the
   mapped embedding that the solver touched (RssFile), which the kernel can
   drop, so it grows with n * r in both modes;
-* embedding size, fit time (``perf_counter`` around ``fit``), embedding
-  and solver times (``training_info_``), passes (``n_iter_``), final
-  duality gap, test accuracy.
+* embedding size, fit time (``perf_counter`` around ``fit``), landmark,
+  embedding and solver times (``training_info_``), passes (``n_iter_``),
+  final duality gap, test accuracy.  The landmark time is mostly the
+  eigendecomposition of the 1000 x 1000 K_mm: 0.2-0.5 s alone, but up to
+  several seconds on two cores when it follows NumPy's BLAS calls (NumPy's
+  and SciPy's wheels bring two OpenBLAS thread pools that compete); it does
+  not depend on n.
 
 Sizes: n = 250,000, 500,000, 1,000,000 and 2,000,000 (``--sizes``).  Modes
 that cannot run are skipped and say so: "memory" when the embedding plus
@@ -55,10 +59,14 @@ folder lacks the disk space.  On a tmpfs temporary folder the file's pages
 are shared memory that cannot be dropped without swap, so the file saves
 nothing; the run records the folder's file system.
 
-Run ``python benchmarks/nystrom_memory.py`` (estimate: about 17 minutes on
-two cores, most of it the two 2-million-row NystromSVC fits and BudgetSVC's
-5 epochs over 2 million rows; needs about 10 GB of free memory for the
-2-million-row "memory" fit and 8 GB of disk in the temporary folder);
+Run ``python benchmarks/nystrom_memory.py`` (estimate: about 11 minutes on
+two cores, extrapolated linearly from fits at n = 100,000, 400,000 and
+1,000,000: per 100,000 rows a NystromSVC fit takes about 4.5 s in memory and
+6 s with the file (embedding 3.4 s and 4.6 s, solver 1.3 s; 40-50 passes at
+every n), BudgetSVC 3 s; plus a few seconds per process.  The 2-million-row
+NystromSVC fits take about 1.5 and 2 minutes, BudgetSVC 1 minute.  It
+needs about 9 GB of free memory for the 2-million-row "memory" fit and 8 GB
+of disk in the temporary folder); ``--modes`` picks the modes,
 ``--smoke`` for a check in seconds (n = 3,000 and 6,000, 1,000 test rows,
 n_components = 50, the file mode at 0.1 MB, still one process per fit).
 Output: ``benchmarks/results/nystrom_memory.{json,md,png}``.
@@ -111,7 +119,11 @@ def parse_args(argv):
                         f"{SMOKE_FILE_MB:g})")
     p.add_argument("--n-test", type=int, default=None,
                    help=f"test rows (default {N_TEST}; smoke {SMOKE_N_TEST})")
-    p.add_argument("--no-budget-svc", action="store_true", help="skip the BudgetSVC fits")
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES),
+                   help="what to fit at each n (default: all)")
+    p.add_argument("--sets", nargs="*", default=None,
+                   help="ignored: the data are generated (accepted so that run_all.py can pass "
+                        "it on to every script)")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)   # internal: one fit (JSON job)
     args = p.parse_args(argv)
     if args.sizes is None:
@@ -151,9 +163,9 @@ class Sampler:
     """A thread that reads ``/proc/self/status`` every ``interval`` seconds and keeps the
     largest value of each field."""
 
-    def __init__(self, interval=SAMPLE_S):
+    def __init__(self, baseline, interval=SAMPLE_S):
         self.interval = interval
-        self.peak = proc_status()
+        self.peak = dict(baseline)      # so no peak lies below the baseline
         self.samples = 1
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -258,7 +270,7 @@ def child(job):
     hwm_reset = reset_peak_rss()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with Sampler() as sampler:
+        with Sampler(base) as sampler:
             started = time.perf_counter()
             clf.fit(X, y)
             fit_s = time.perf_counter() - started
@@ -335,7 +347,7 @@ def main(argv=None):
     out = H.output_dir(args)
     machine = H.machine_info()
     started = time.perf_counter()
-    modes = [m for m in MODES if not (args.no_budget_svc and m == "BudgetSVC")]
+    modes = [m for m in MODES if m in args.modes]
     tmp = tempfile.gettempdir()
     settings = {
         "smoke": args.smoke, "sizes": args.sizes, "n_test": args.n_test,
@@ -460,6 +472,8 @@ def plot(payload, path):
     plt = H.setup_matplotlib()
     if plt is None:
         return
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
     s, results = payload["settings"], payload["results"]
     ok = [r for r in results if "fit_s" in r]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
@@ -480,10 +494,16 @@ def plot(payload, path):
         right.plot(n, [r["fit_s"] for r in rows], marker=marker, color=color, label=label)
     sizes = sorted(s["sizes"])
     left.plot(sizes, [n * s["n_components"] * 4 / 2**20 for n in sizes], "k--", lw=1,
-              label=f"n x {s['n_components']} x 4 bytes (embedding)")
+              marker="x", ms=5, label=f"n x {s['n_components']} x 4 bytes (embedding)")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
     for ax in (left, right):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sizes, [f"{n:,}" for n in sizes], fontsize=8)
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         ax.set_xlabel("training rows n")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)

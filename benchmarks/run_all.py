@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 160 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 170 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -24,6 +24,7 @@ import bsgd_vs_svc  # noqa: E402
 import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
+import nystrom_memory  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
 SCRIPTS = {
@@ -34,6 +35,7 @@ SCRIPTS = {
     "margin_sgd_vs_svc": margin_sgd_vs_svc.main,
     "imbalanced_weights": imbalanced_weights.main,
     "defaults_vs_svc": defaults_vs_svc.main,
+    "nystrom_memory": nystrom_memory.main,
 }
 
 

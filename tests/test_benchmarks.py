@@ -290,3 +290,46 @@ def test_defaults_vs_svc_smoke(tmp_path):
     for s in defaults_vs_svc.SMOKE_SETS:
         assert f"| {s} | SVC |" in md and f"| {s} | BudgetSVC |" in md
     assert (tmp_path / "defaults_vs_svc.png").stat().st_size > 0
+
+
+import math  # noqa: E402
+
+import nystrom_memory  # noqa: E402
+
+
+def test_nystrom_memory_smoke(tmp_path):
+    # generated data, every fit in its own process; no data folder needed
+    nystrom_memory.main(["--smoke", "--out", str(tmp_path)])
+    payload, md = _read(tmp_path, "nystrom_memory")
+    _check_common(payload)
+    settings, results = payload["settings"], payload["results"]
+    sizes = nystrom_memory.SMOKE_SIZES
+    assert settings["sizes"] == sizes and settings["n_components"] == 50
+    assert [(r["n"], r["mode"]) for r in results] == [
+        (n, mode) for n in sizes for mode in nystrom_memory.MODES]
+    for r in results:
+        assert "error" not in r and "skipped" not in r, r
+        assert 0.5 < r["accuracy"] <= 1.0 and r["fit_s"] > 0 and r["samples"] >= 2
+        for key in ("baseline_anon_mb", "baseline_rss_mb", "peak_anon_mb", "peak_rss_mb"):
+            assert math.isfinite(r[key]) and r[key] > 0
+        # a peak over the fit is never below the baseline taken just before it
+        assert r["peak_anon_increase_mb"] >= 0 and r["peak_rss_increase_mb"] >= 0
+        assert math.isfinite(r["peak_anon_increase_mb"] + r["peak_rss_increase_mb"])
+    for n in sizes:
+        by_mode = {r["mode"]: r for r in results if r["n"] == n}
+        memory, file = by_mode["memory"], by_mode["file"]
+        assert memory["embedding_in_memory"] is True and file["embedding_in_memory"] is False
+        assert memory["embedding_shape"] == file["embedding_shape"]
+        rows, r = memory["embedding_shape"]
+        assert rows == n and 0 < r <= 50
+        assert memory["embedding_mb"] == file["embedding_mb"] == pytest.approx(n * r * 4 / 2**20)
+        assert file["embedding_mb"] > settings["max_embedding_mb"]["file"]
+        # the budget never changes the model
+        assert memory["accuracy"] == file["accuracy"]
+        assert memory["model_sha256"] == file["model_sha256"]
+        assert memory["n_iter"] == file["n_iter"] > 0
+        assert by_mode["BudgetSVC"]["n_support"] > 0
+        assert f"| {n:,} | memory |" in md and f"| {n:,} | file |" in md
+        assert f"- n = {n:,}: identical;" in md
+    assert "peak anon +" in md
+    assert (tmp_path / "nystrom_memory.png").stat().st_size > 0
