@@ -664,3 +664,20 @@ def test_pegasos_compute_gap_false_skips_the_certificate_only():
         keys = {"objective", "dual_objective", "duality_gap", "time_certificate_s"}
         assert keys <= set(full.training_info_)
         assert not keys & set(bare.training_info_)
+
+
+def test_pegasos_warns_when_its_model_is_worse_than_zero():
+    """Unscaled features (pixel values 0-255, as skin_nonskin's) make Pegasos' steps
+    1/(lambda t) overshoot: the objective of the returned model exceeds P(0) = 1, and the
+    fit says so instead of returning a silently wrong model.  Scaled, it converges."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 255, size=(3000, 3))
+    y = (X @ [1.0, -1.0, 0.5] > 60).astype(int)
+    with pytest.warns(ConvergenceWarning, match="objective .* is above 1"):
+        clf = PegasosSVC(random_state=0).fit(X, y)
+    assert max(clf.training_info_["objective"]) > 1
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        scaled = PegasosSVC(random_state=0).fit(Z, y)
+    assert scaled.score(Z, y) > 0.9 and max(scaled.training_info_["objective"]) < 1
