@@ -407,6 +407,36 @@ def test_more_components_than_rows_are_clipped_with_a_warning():
     with pytest.warns(UserWarning, match="n_components=500 is larger than the 300 training rows"):
         clf = NystromSVC(n_components=500, random_state=0).fit(X, y)
     assert len(clf.component_indices_) == 300 and clf.score(X, y) > 0.9
+    with warnings.catch_warnings():       # the default 'auto' takes every row, silently
+        warnings.simplefilter("error")
+        auto = NystromSVC(random_state=0).fit(X, y)
+    assert len(auto.component_indices_) == 300
+    assert auto.training_info_["kernel_residual"] == pytest.approx(0.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("kernel, params", [("rbf", dict(gamma=0.1)),
+                                            ("poly", dict(gamma=0.3, degree=2, coef0=1.0))])
+def test_kernel_residual_is_the_missed_share_of_the_trace(kernel, params):
+    """kernel_residual = 1 - trace(K_nystrom) / trace(K) over the training rows, brute force."""
+    X, y = make_classification(300, 6, random_state=0)
+    clf = NystromSVC(kernel=kernel, n_components=20, random_state=0, **params).fit(X, y)
+    K = pairwise_kernels(X, metric=kernel, filter_params=True, **params)
+    landmarks = clf.component_indices_
+    K_nm = K[:, landmarks]
+    approx = np.einsum("ij,jk,ik->i", K_nm, np.linalg.pinv(K[np.ix_(landmarks, landmarks)],
+                                                           rcond=1e-7, hermitian=True), K_nm)
+    assert clf.training_info_["kernel_residual"] == pytest.approx(
+        1 - approx.sum() / np.trace(K), rel=1e-3, abs=1e-6)   # float32 embedding
+
+
+def test_landmarks_spanning_little_of_the_data_warn():
+    """Sparse rows in 2,000 dimensions share few features: 50 landmarks miss most of the RBF
+    kernel (about what 1,000 landmarks miss on a 5,000-feature text-like set)."""
+    X = sp.random(400, 2000, density=0.005, format="csr", random_state=0)
+    y = np.arange(400) % 2
+    with pytest.warns(UserWarning, match="misses .* of the kernel's trace"):
+        clf = NystromSVC(n_components=50, random_state=0).fit(X, y)
+    assert clf.training_info_["kernel_residual"] > 0.5
 
 
 def test_bad_input():
