@@ -46,11 +46,12 @@ EMBED_DTYPE
     Storage type of the Nystrom embedding inside ``NystromSVC.fit``.
     float32 halves the memory the paper names as Snacks' bottleneck; the
     kernel blocks and the projection are computed in float64 and rounded once.
-NYSTROM_EIG_RTOL
-    Rank cut-off of the Nystrom map: eigenvalues of K_mm below
-    ``NYSTROM_EIG_RTOL * max eigenvalue`` are dropped instead of inverted.
-    Dropping eigenvalue s changes a kernel value by at most about s; inverting
-    it would amplify rounding errors by 1 / sqrt(s).
+NYSTROM_RTOL
+    Rank cut-off of the Nystrom map: the pivoted Cholesky factorisation of
+    K_mm stops when no remaining (Schur complement) diagonal exceeds
+    ``NYSTROM_RTOL * lambda_max(K_mm)``, and the landmarks left are dropped
+    instead of inverted.  Dropping them changes a kernel value by at most
+    that; inverting a pivot p would amplify rounding errors by 1 / sqrt(p).
 RESORT_C
     The margin bounds' worst-case overhead factor c (Guillory & Bilmes
     eq. 3): SortPeriod = c SortTime / EvalTime, so at most about 1/(c+1) of
@@ -90,7 +91,7 @@ DENSIFY_MIN_DENSITY = 0.05
 DENSIFY_MAX_FEATURES = 4096
 EMBED_CHUNK_BYTES = 64 * 2**20
 EMBED_DTYPE = "float32"
-NYSTROM_EIG_RTOL = 1e-7
+NYSTROM_RTOL = 1e-7
 RESORT_C = 10.0
 PREFIX_SUMS_MAX_BYTES = 512 * 2**20
 SCALED_REFERENCE = True

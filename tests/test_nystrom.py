@@ -19,7 +19,7 @@ from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
-from fastsvm.nystrom.embedding import NystromMap, sample_landmarks
+from fastsvm.nystrom.embedding import NystromMap, nystrom_factors, sample_landmarks
 from fastsvm.nystrom.solver import primal_objective, solve_assg, solve_dcd
 from fastsvm.nystrom.store import EmbeddingStore
 
@@ -79,6 +79,26 @@ def test_embedding_is_stable_with_duplicate_landmarks():
     K_mm = pairwise_kernels(X[:20], metric="rbf", gamma=1.0)
     assert_allclose(Phi @ Phi.T, K_nm @ np.linalg.pinv(K_mm, rcond=1e-7, hermitian=True) @ K_nm.T,
                     atol=1e-6)
+
+
+@pytest.mark.parametrize("rtol", [1e-7, 1e-3])
+def test_pivoted_cholesky_map_drops_only_landmarks_within_the_cut_off(rtol):
+    """nystrom_factors keeps landmarks J with P = L^(-T), K_JJ = L L^T: the embedding's inner
+    products are K_nJ K_JJ^(-1) K_Jn, and on all m landmarks they miss K_mm by at most the
+    cut-off rtol * lambda_max(K_mm) (the Schur complement's diagonal bounds its entries)."""
+    X, _ = make_classification(200, 5, random_state=3)
+    L = X[:120]
+    K_mm = pairwise_kernels(L, metric="rbf", gamma=0.05)      # wide: numerically low rank
+    kept, P = nystrom_factors(K_mm, rtol=rtol)
+    assert len(set(kept)) == len(kept) == P.shape[0] == P.shape[1] < 120
+    assert_allclose(np.tril(P, -1), 0.0)                         # L^(-T) is upper triangular
+    K_nJ = pairwise_kernels(X, L[kept], metric="rbf", gamma=0.05)
+    Phi = K_nJ @ P
+    assert_allclose(Phi @ Phi.T, K_nJ @ np.linalg.solve(K_mm[np.ix_(kept, kept)], K_nJ.T),
+                    atol=1e-8)
+    cut_off = rtol * np.linalg.eigvalsh(K_mm)[-1]
+    Phi_m = K_mm[:, kept] @ P
+    assert np.abs(Phi_m @ Phi_m.T - K_mm).max() <= cut_off * (1 + 1e-6) + 1e-12
 
 
 def test_embedding_chunks_dense_sparse_and_float32(monkeypatch):
@@ -296,6 +316,7 @@ def test_embedding_store_in_a_file_holds_what_memory_holds():
     assert disk._file is None
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")   # 3 passes
 def test_embedding_beyond_the_budget_gives_the_same_model_in_bounded_memory(monkeypatch):
     """max_embedding_mb below the embedding puts it in a mapped file: the same model, with
     the memory the fit allocates well under the embedding's size."""
@@ -406,11 +427,12 @@ def test_more_components_than_rows_are_clipped_with_a_warning():
     X, y = _moons(300)
     with pytest.warns(UserWarning, match="n_components=500 is larger than the 300 training rows"):
         clf = NystromSVC(n_components=500, random_state=0).fit(X, y)
-    assert len(clf.component_indices_) == 300 and clf.score(X, y) > 0.9
+    assert clf.training_info_["landmarks_drawn"] == 300 and clf.score(X, y) > 0.9
     with warnings.catch_warnings():       # the default 'auto' takes every row, silently
         warnings.simplefilter("error")
         auto = NystromSVC(random_state=0).fit(X, y)
-    assert len(auto.component_indices_) == 300
+    assert auto.training_info_["landmarks_drawn"] == 300
+    assert len(auto.component_indices_) == auto.n_components_ <= 300
     assert auto.training_info_["kernel_residual"] == pytest.approx(0.0, abs=1e-5)
 
 

@@ -16,7 +16,7 @@ from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     random_seeds)
 from ..kernels import KERNELS
-from .embedding import NystromMap, _dense_if_small, nystrom_projection, sample_landmarks
+from .embedding import NystromMap, _dense_if_small, nystrom_factors, sample_landmarks
 from .solver import solve_assg, solve_dcd, solve_pegasos
 from .store import EmbeddingStore, auto_memory_budget
 
@@ -177,12 +177,14 @@ class NystromSVC(BaseSVC):
     gamma_ : float or None
         The numeric kernel parameter used (None for kernels without one).
     components_ : ndarray or csr_matrix of shape (n_landmarks, n_features_in_)
-        The landmarks (rows of the training data; as given for a callable
-        kernel; empty for 'precomputed').
+        The landmarks kept (rows of the training data; as given for a
+        callable kernel; empty for 'precomputed'): of the m drawn, those
+        the pivoted Cholesky factorisation of K_mm keeps, in pivot order
+        (see :mod:`fastsvm.nystrom.embedding`).
     component_indices_ : ndarray of shape (n_landmarks,)
         Their row indices in the training data.
     normalization_ : ndarray of shape (n_landmarks, n_components_)
-        P = U_r diag(s_r)^(-1/2): the embedding of x is k_m(x)^T P.
+        P = L^(-T): the embedding of x is k(x, landmarks)^T P.
     n_components_ : int
         r, the dimension of the embedding.
     coef_ : ndarray of shape (n_models, n_components_)
@@ -191,7 +193,8 @@ class NystromSVC(BaseSVC):
     n_iter_ : ndarray of shape (n_models,)
         Stages (passes for ``solver='dcd'``) run per binary model.
     training_info_ : dict
-        Times of landmark sampling, embedding and solving, the embedding's
+        ``landmarks_drawn`` (m; ``n_components_`` of them are kept), times
+        of landmark sampling, embedding and solving, the embedding's
         shape and bytes and whether it stayed in memory
         (``embedding_in_memory``), ``kernel_residual`` (the share of the
         kernel's trace over the training rows that the embedding misses,
@@ -295,12 +298,16 @@ class NystromSVC(BaseSVC):
         started = time.perf_counter()
         idx = sample_landmarks(problem, m, self.landmarks, np.random.default_rng(seed_landmarks))
         kernel = problem.kernel
-        if kernel.name == "precomputed":
-            landmarks, K_mm = idx, problem.block(idx, idx)
-        else:   # dense when small: then dense and CSR input give the same K_mm
-            landmarks = _dense_if_small(problem.take(idx))
-            K_mm = kernel(landmarks, landmarks)
-        projection = nystrom_projection(K_mm)
+        # dense landmarks when small: then dense and CSR input give the same K_mm
+        def landmark_rows(rows):
+            return rows if kernel.name == "precomputed" else _dense_if_small(problem.take(rows))
+
+        K_mm = (problem.block(idx, idx) if kernel.name == "precomputed"
+                else kernel(landmark_rows(idx), landmark_rows(idx)))
+        kept, projection = nystrom_factors(K_mm)
+        info["landmarks_drawn"] = m
+        idx = idx[kept]                   # the r landmarks the factorisation keeps
+        landmarks = landmark_rows(idx)
         training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
 
