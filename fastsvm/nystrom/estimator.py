@@ -108,7 +108,8 @@ class NystromSVC(BaseSVC):
         Number of landmarks m; 'auto' is min(1000, n_samples).  An int above
         the number of training rows makes every row a landmark, with a
         warning (as scikit-learn's ``Nystroem``).  The embedding has r <= m
-        columns: eigenvalues of K_mm below a relative 1e-7 are cut off.
+        columns: the pivoted Cholesky factorisation of K_mm drops the
+        landmarks whose pivots fall below 1e-7 of its largest eigenvalue.
         ``training_info_['kernel_residual']`` tells how much of the kernel
         the m landmarks miss (see ``RESIDUAL_WARN``).
     landmarks : {'uniform', 'leverage'}, default='uniform'
@@ -239,8 +240,7 @@ class NystromSVC(BaseSVC):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components="auto", landmarks="uniform", solver="dcd", eta0="auto", radius0=None,
                  omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, max_embedding_mb="auto",
-                 fit_intercept=True,
-                 class_weight=None, n_jobs=None, random_state=None, verbose=0):
+                 fit_intercept=True, class_weight=None, n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
