@@ -7,6 +7,7 @@ Skipped when the data folder lacks the files.
 """
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -21,7 +22,10 @@ import _harness  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import defaults_vs_svc  # noqa: E402
+import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
+import nystrom_memory  # noqa: E402
 import run_all  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
@@ -219,8 +223,6 @@ def test_smoke_never_writes_results_dir():
     default.rmdir()
 
 
-import imbalanced_weights  # noqa: E402
-
 IMBALANCED_TASKS = ["usps-ovr"]   # the smallest task: usps's rarest digit vs rest
 
 
@@ -246,9 +248,6 @@ def test_imbalanced_weights_smoke(tmp_path):
         assert f"| usps-ovr | {model} | 1 |" in md
     assert "bal. acc, 'balanced'" in md
     assert (tmp_path / "imbalanced_weights.png").stat().st_size > 0
-
-
-import defaults_vs_svc  # noqa: E402
 
 
 def test_defaults_vs_svc_smoke(tmp_path):
@@ -290,11 +289,6 @@ def test_defaults_vs_svc_smoke(tmp_path):
     for s in defaults_vs_svc.SMOKE_SETS:
         assert f"| {s} | SVC |" in md and f"| {s} | BudgetSVC |" in md
     assert (tmp_path / "defaults_vs_svc.png").stat().st_size > 0
-
-
-import math  # noqa: E402
-
-import nystrom_memory  # noqa: E402
 
 
 def test_nystrom_memory_smoke(tmp_path):
