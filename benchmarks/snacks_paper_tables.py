@@ -6,7 +6,7 @@ usps C = 10, gamma = 2^-7) and the paper's number of landmarks m:
 
 * NystromSVC (Snacks: uniform landmarks, ``solver='assg'`` with its stopping
   rule tol = 1e-3 and eta0='auto'), ``--runs`` fits with seeds 0, 1, ...: median
-  times of landmark sampling + K_mm eigendecomposition, of the embedding and
+  times of landmark sampling + the factorisation of K_mm, of the embedding and
   of the solver, mean test error;
 * on the embedding of the seed-0 fit (the *same* embedding):
   Pegasos (step 1/(lambda t), ball projection, same stages of T steps and
@@ -288,7 +288,8 @@ def render_markdown(payload):
         "error. Pegasos and LinearSVC (LIBLINEAR, loss='hinge', default tol and max_iter) run on "
         "the embedding of the seed-0 fit. SVC on the full problem (skipped above "
         f"{s['svc_max_n']:,} training rows). Embedding time includes landmark sampling and "
-        "the eigendecomposition of K_mm. Objective: (lambda/2)||w||^2 + mean hinge on the "
+        "the pivoted Cholesky factorisation of K_mm. Objective: (lambda/2)||w||^2 + mean hinge "
+        "on the "
         "shared embedding, lambda = 1/(nC) (mean over one-vs-rest problems for usps). Peak "
         "memory: NumPy/Python allocations during the call (tracemalloc), C-library buffers "
         "not counted. Ratio: training time / NystromSVC's training time.",
