@@ -25,8 +25,10 @@ DEFAULT_M_GRID = {"squared-hinge": (0.25, 0.5, 1.0), "constant": (0.5, 1.0, 2.0)
 #: a9a, 'scale' x 4 on usps, 'scale' x 16 on ijcnn1 and phishing.
 DEFAULT_GAMMA_FACTORS = (1 / 64, 1 / 16, 1 / 4, 1.0, 4.0, 16.0)
 
-#: Rows of the first successive-halving round for ``tune_size='auto'``.
-DEFAULT_TUNE_SIZE = 1000
+#: ``tune_size='auto'``: the first successive-halving round passes over
+#: max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) rows (at most n).
+AUTO_TUNE_MIN = 1000
+AUTO_TUNE_DIVISOR = 8
 
 
 def _grid(name, values, positive):
@@ -96,7 +98,16 @@ class MarginSGDSVC(BaseSVC):
     rows because the best kernel width grows with n (on phishing the most
     accurate gamma at 2,000 rows is 1.8, at 8,844 rows 28.6): a one-shot
     choice on a subsample of 2,000 rows lost up to 3 points of test
-    accuracy there.
+    accuracy there.  For the same reason the first round is not too small:
+    ``tune_size='auto'`` starts at n / 8 rows (at least 1,000), so the
+    rounds pass over n/8, n/4, n/2 and n rows and cost about 18/64 + 6/16 +
+    2/4 + 1 = 2.2 full passes, against 18 for the paper's procedure.
+    Measured (seeds 0-2, test accuracy, fit time on two cores), first round
+    at n/8 against 1,000 rows against the paper's procedure: ijcnn1 98.26 +-
+    0.25 % in 2.8 s against 96.46 +- 1.10 % in 0.85 s against 98.34 % in
+    8.6 s; a9a 84.70 +- 0.10 % in 2.0 s against 84.21 +- 0.64 % in 0.89 s
+    against 84.71 % in 21.8 s: from 1,000 rows the small gammas that win
+    there often knock out the one that wins on all rows.
 
     **Sample weights** (``sample_weight`` times ``class_weight``; the method
     has no C, so this meaning is ours, derived from the paper's appendix).
@@ -157,7 +168,7 @@ class MarginSGDSVC(BaseSVC):
         Share of rows held out to validate with ``sampling='permutation'``.
     tune_size : int >= 2, 'auto' or None, default='auto'
         Rows of the first round of successive halving when there are several
-        candidates (see above); 'auto' is min(n, 1000).  None passes every
+        candidates (see above); 'auto' is max(1000, n // 8), at most n.  None passes every
         candidate over all rows (the paper's procedure).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' weight (see above);
@@ -243,7 +254,8 @@ class MarginSGDSVC(BaseSVC):
                 else row_sq_norms(problem.X))
         n, tuning = problem.n_samples, []
         size = (n if self.tune_size is None or len(candidates) == 1
-                else min(n, DEFAULT_TUNE_SIZE if self.tune_size == "auto" else self.tune_size))
+                else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
+                         else self.tune_size))
         shuffled = rng.permutation(n) if size < n else None
         while True:     # successive halving: keep the best third, double the rows
             pool = (np.arange(n, dtype=np.int64) if size == n
