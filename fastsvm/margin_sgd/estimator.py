@@ -168,8 +168,8 @@ class MarginSGDSVC(BaseSVC):
         Share of rows held out to validate with ``sampling='permutation'``.
     tune_size : int >= 2, 'auto' or None, default='auto'
         Rows of the first round of successive halving when there are several
-        candidates (see above); 'auto' is max(1000, n // 8), at most n.  None passes every
-        candidate over all rows (the paper's procedure).
+        candidates (see above); 'auto' is max(1000, n // 8), at most n.
+        None passes every candidate over all rows (the paper's procedure).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' weight (see above);
         'balanced' is n_samples / (n_classes * bincount(y)).

@@ -302,8 +302,8 @@ class NystromSVC(BaseSVC):
         def landmark_rows(rows):
             return rows if kernel.name == "precomputed" else _dense_if_small(problem.take(rows))
 
-        K_mm = (problem.block(idx, idx) if kernel.name == "precomputed"
-                else kernel(landmark_rows(idx), landmark_rows(idx)))
+        drawn = landmark_rows(idx)
+        K_mm = problem.block(idx, idx) if kernel.name == "precomputed" else kernel(drawn, drawn)
         kept, projection = nystrom_factors(K_mm)
         info["landmarks_drawn"] = m
         idx = idx[kept]                   # the r landmarks the factorisation keeps
@@ -314,7 +314,7 @@ class NystromSVC(BaseSVC):
         store = self._embedding_store(n, projection.shape[1])
         try:
             start = time.perf_counter()
-            captured = 0.0        # sum of ||embedding(x_i)||^2 = sum of the approximated k(x_i, x_i)
+            captured = 0.0     # sum_i ||embedding(x_i)||^2, the approximated k(x_i, x_i)
             with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
                       desc="NystromSVC embedding", leave=False) as bar:
                 for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar):

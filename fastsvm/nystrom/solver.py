@@ -273,4 +273,3 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
     if not result.converged:
         check()
     return result
-

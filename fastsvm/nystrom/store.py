@@ -70,12 +70,9 @@ class EmbeddingStore:
     def array(self):
         """The embedding as an ndarray (a view of the mapped file beyond the budget; the
         solvers never write to it)."""
-        if self._array is None:
-            if self.nbytes == 0:
-                self._array = np.empty(self.shape, self.dtype)
-            else:   # 'r+' keeps the array's numba type (read-only arrays compile anew)
-                self._array = np.memmap(self._file, dtype=self.dtype, mode="r+",
-                                        shape=self.shape).view(np.ndarray)
+        if self._array is None:   # 'r+' keeps the numba type (read-only arrays compile anew)
+            self._array = np.memmap(self._file, dtype=self.dtype, mode="r+",
+                                    shape=self.shape).view(np.ndarray)
         return self._array
 
     def close(self):
