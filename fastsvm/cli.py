@@ -123,7 +123,12 @@ def _add_estimator_options(train):
 
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",
-                        help="maximum number of support vectors per binary model, >= 2")
+                        help="maximum number of support vectors of the model (of each binary "
+                             "model with --separate-budgets), >= 2")
+    budget.add_argument("--separate-budgets", action="store_const", const=False,
+                        dest="shared_budget",
+                        help="give each one-vs-rest model of a multi-class fit its own budget "
+                             "(default: they share one)")
     budget.add_argument("-e", "--epochs", type=int, dest="epochs",
                         help="passes over the training data, >= 1")
     budget.add_argument("-m", "--merge-method", choices=MERGE_METHODS, dest="merge_method",

@@ -90,8 +90,10 @@ kernel other than 'linear'): f_k(x) = sum_j dual_coef_[k, j] k(sv_j, x) + interc
 ``dual_coef_``
     shape ``(n_models, n_sv)``.
 ``n_support_``
-    shape ``(n_models,)``: support vectors per binary model (``BudgetSVC``:
-    they partition the n_sv vectors in model order).
+    shape ``(n_models,)``: support vectors per binary model (``BudgetSVC``
+    with separate budgets: they partition the n_sv vectors in model order;
+    with a shared budget: each counts the vectors with a non-zero
+    coefficient in its model).
 ``n_iter_`` (``PegasosSVC``), ``M_`` (``MarginSGDSVC``, 0-d, >= 0).
 
 *Linear models* (``HuberSVC``, ``PegasosSVC(kernel='linear')``):
@@ -163,7 +165,8 @@ the ``object`` dtype) is read before its data, and its dtype and shape are
 checked against the layout above: ``n_features_in_`` and ``classes_`` are
 read first, and every other shape must agree with them and with the arrays
 read before; the dimensions that the parameters bound must be within them:
-at most ``budget`` support vectors per binary model (``BudgetSVC``), at most
+at most ``budget`` support vectors per binary model (``BudgetSVC``; in all,
+with a shared budget), at most
 ``n_components`` landmarks (``NystromSVC``), at most ``n_features_in_``
 (distinct training rows) support vectors or landmarks for
 ``kernel='precomputed'``. The data must be exactly as long as the header
@@ -432,6 +435,11 @@ def _check_array(spec, value, dims, bounds, fail):
     return value
 
 
+def _shared_budget(params, n_models):
+    """Whether a BudgetSVC's binary models share one budget of support vectors."""
+    return n_models > 1 and params["shared_budget"]
+
+
 def _dim_bounds(name, params, n_models, n_features):
     """Upper bounds that the parameters put on the dimensions they imply, as
     ``{dimension: (bound, reason)}``.
@@ -448,6 +456,9 @@ def _dim_bounds(name, params, n_models, n_features):
         return {"m": (m, reason), "m+1": (m + 1, reason), "r": (m, reason),
                 "nnz": (m * n_features, f"{reason}, {n_features} features")}
     if name == "BudgetSVC":
+        if _shared_budget(params, n_models):
+            return {"n_sv": (params["budget"], f"budget={params['budget']} shared by the "
+                                               f"{n_models} binary models")}
         return {"n_sv": (params["budget"] * n_models,
                          f"budget={params['budget']} per binary model, {n_models} binary "
                          f"model{'s' if n_models > 1 else ''}")}
@@ -487,7 +498,8 @@ def _check_model(name, params, arrays, fail):
         n_sv = dims["n_sv"]
         if np.any(out["n_support_"] > n_sv):
             fail(f"n_support_ counts more support vectors than the {n_sv} stored")
-        if name == "BudgetSVC" and int(out["n_support_"].sum()) != n_sv:
+        if (name == "BudgetSVC" and not _shared_budget(params, n_models)
+                and int(out["n_support_"].sum()) != n_sv):
             fail(f"sum(n_support_) = {int(out['n_support_'].sum())} but {n_sv} support vectors "
                  "are stored")
     for key in ("support_", "component_indices_"):
@@ -1042,6 +1054,8 @@ def load_model(path):
             est_name = meta["estimator"]
             cls = _estimator_class(est_name)
             params = _params_from_json(cls, meta["params"], fail)
+            if est_name == "BudgetSVC":     # files from before shared budgets had none
+                params.setdefault("shared_budget", False)
             try:
                 estimator = cls(**params)
                 estimator._validate_params()

@@ -45,7 +45,8 @@ def _estimators():
 def _inputs():
     """Small training data in every form the compiled kernels take: dense and CSR rows,
     float64 and float32, and very sparse wide rows (which take the sparse paths that
-    denser blocks skip by densifying)."""
+    denser blocks skip by densifying); each with two classes and with three (BudgetSVC's
+    shared budget has kernels of its own)."""
     rng = np.random.default_rng(0)
     n = 3 * _options.MARGIN_SGD_BLOCK       # several blocks: MarginSGD slices its model
     y = np.arange(n) % 2
@@ -55,9 +56,9 @@ def _inputs():
     wide = sp.random(n, 400, density=0.01, format="csr", random_state=0)
     wide = sp.hstack([sp.csr_matrix(y[:, None] + 1.0), wide], format="csr")
     for dtype in (np.float64, np.float32):
-        yield X.astype(dtype), y
-        yield sp.csr_matrix(X.astype(dtype)), y
-        yield wide.astype(dtype), y
+        for data in (X.astype(dtype), sp.csr_matrix(X.astype(dtype)), wide.astype(dtype)):
+            yield data, y
+            yield data, np.arange(n) % 3
 
 
 def warm_up(report=None):
@@ -95,7 +96,8 @@ def _short_params(clf):
 
 #: The modules that hold compiled kernels (each package's ``_kernels`` and the shared ones).
 KERNEL_MODULES = ("fastsvm._cycles", "fastsvm._exp", "fastsvm._packed", "fastsvm.bounds._kernels",
-                  "fastsvm.bsgd._kernels", "fastsvm.margin_sgd._kernels", "fastsvm.merge._kernels",
+                  "fastsvm.bsgd._kernels", "fastsvm.bsgd._shared_kernels",
+                  "fastsvm.margin_sgd._kernels", "fastsvm.merge._kernels",
                   "fastsvm.nystrom._kernels")
 
 

@@ -307,3 +307,88 @@ def dcd_epoch(Phi, y, bias_feature, upper, order, alpha, w):
         alpha_new = min(max(alpha[i] - gradient / (x @ x), 0.0), upper[i])
         w += (alpha_new - alpha[i]) * y[i] * x
         alpha[i] = alpha_new
+
+
+def shared_degradation(xa, xb, beta_a, beta_b, h, gamma):
+    """Summed over models, ||beta_ac phi(xa) + beta_bc phi(xb) - beta_zc phi(z)||^2 with
+    z = h xa + (1-h) xb and the projection beta_zc = beta_ac k(xa, z) + beta_bc k(xb, z),
+    from kernel values; returns (degradation, z, beta_z)."""
+    z = h * xa + (1 - h) * xb
+    beta_a, beta_b = np.asarray(beta_a, dtype=float), np.asarray(beta_b, dtype=float)
+    beta_z = beta_a * rbf(xa, z, gamma) + beta_b * rbf(xb, z, gamma)
+    total = sum(weight_degradation(xa, xb, z, a, b, c, gamma)
+                for a, b, c in zip(beta_a, beta_b, beta_z))
+    return total, z, beta_z
+
+
+def best_shared_merge(xa, xb, beta_a, beta_b, gamma):
+    """(degradation, h) of the best h in [0, 1] for merging vector coefficients, by a grid
+    of 401 points (kernel values of every grid point's z, vectorised) refined with a
+    bounded scalar search around the best."""
+    from scipy.optimize import minimize_scalar
+
+    beta_a, beta_b = np.asarray(beta_a, dtype=float), np.asarray(beta_b, dtype=float)
+    grid = np.linspace(0.0, 1.0, 401)
+    z = grid[:, None] * xa + (1 - grid[:, None]) * xb
+    k_az = np.exp(-gamma * ((z - xa) ** 2).sum(1))[:, None]
+    k_bz = np.exp(-gamma * ((z - xb) ** 2).sum(1))[:, None]
+    beta_z = beta_a * k_az + beta_b * k_bz
+    values = (beta_a ** 2 + beta_b ** 2 + beta_z ** 2 + 2 * beta_a * beta_b * rbf(xa, xb, gamma)
+              - 2 * beta_z * (beta_a * k_az + beta_b * k_bz)).sum(1)
+    k = int(np.argmin(values))
+    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+    res = minimize_scalar(lambda h: shared_degradation(xa, xb, beta_a, beta_b, h, gamma)[0],
+                          bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    return (res.fun, res.x) if res.fun < values[k] else (values[k], grid[k])
+
+
+class NaiveSharedBSGD(NaiveBSGD):
+    """K one-vs-rest models on one budget (``fastsvm.bsgd._shared_kernels``), one step at
+    a time: ``alpha`` holds a K-vector per support vector.  Budget maintenance merges the
+    vector of smallest norm with the partner (positive inner product of coefficient
+    vectors) whose best merge, found by brute force, degrades the K models least."""
+
+    def __init__(self, n_models, budget, lam, gamma, horizon=0):
+        super().__init__(budget, lam, gamma, horizon=horizon)
+        self.n_models = n_models
+
+    def decision(self, x):
+        f = np.zeros(self.n_models)
+        for s, a in zip(self.sv, self.alpha):
+            f += np.asarray(a) * self.kernel(s, x)
+        return f
+
+    def step(self, x, label, c=1.0):
+        self.t += 1
+        y = np.where(np.arange(self.n_models) == label, 1.0, -1.0)
+        violated = y * self.decision(x) < 1
+        rho = self.rho()
+        self.alpha = [(1 - rho) * np.asarray(a) for a in self.alpha]
+        if violated.any():
+            self.sv.append(np.array(x, dtype=float))
+            self.alpha.append(np.where(violated, c * y * rho / self.lam, 0.0))
+            if len(self.sv) > self.budget:
+                self._maintain()
+
+    def partner_degradations(self):
+        """{partner: (degradation, h)} of the smallest-norm vector a, and a."""
+        norms = [float(np.dot(a, a)) for a in self.alpha]
+        a = len(norms) - 1
+        for j in range(len(norms) - 1):
+            if norms[j] < norms[a] * (1 - 2e-12):
+                a = j
+        out = {j: best_shared_merge(self.sv[a], self.sv[j], self.alpha[a], self.alpha[j],
+                                    self.gamma)
+               for j in range(len(self.sv)) if j != a and np.dot(self.alpha[a], self.alpha[j]) > 0}
+        return out, a
+
+    def _maintain(self):
+        candidates, a = self.partner_degradations()
+        if not candidates:
+            self._delete(a)
+            return
+        b = min(candidates, key=lambda j: candidates[j][0])
+        _, z, beta_z = shared_degradation(self.sv[a], self.sv[b], self.alpha[a], self.alpha[b],
+                                          candidates[b][1], self.gamma)
+        self.sv[b], self.alpha[b] = z, beta_z
+        self._delete(a)

@@ -156,6 +156,11 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     assert lines == [format_label(v) for v in fitted.predict(X)]
     acc = np.mean(fitted.predict(X).astype(float) == labels)
     assert f"Accuracy = {100 * acc:.4f}%" in out
+    assert fitted.shared_budget and len(fitted.support_vectors_) <= 10
+    separate = tmp_path / "separate.npz"
+    assert main(["train", "-q", "-B", "10", "--separate-budgets", str(data), str(separate)]) == 0
+    assert not load_model(separate).shared_budget
+    assert len(load_model(separate).support_vectors_) > 10
 
 
 def test_format_label():

@@ -459,13 +459,13 @@ def test_integer_class_weight_keys_survive_json(data, tmp_path):
 def test_version_1_files_are_still_read(data, tmp_path):
     """A BudgetSVC file as fastsvm wrote it before version 2: dual_coef_ stacked over models."""
     X, y = data
-    clf = BudgetSVC(budget=20, epochs=2, random_state=0).fit(X, y)
+    clf = BudgetSVC(budget=20, epochs=2, shared_budget=False, random_state=0).fit(X, y)
     path = tmp_path / "v2.npz"
     save_model(clf, path)
     entries = _read_entries(path)
     meta = json.loads(str(entries["meta"]))
     meta["version"] = 1
-    for key in ("kernel", "degree", "coef0", "class_weight"):
+    for key in ("kernel", "degree", "coef0", "class_weight", "shared_budget"):
         del meta["params"][key]
     stacked = np.concatenate([entries["dual_coef_"][k, entries["dual_coef_"][k] != 0]
                               for k in range(3)])
@@ -473,6 +473,27 @@ def test_version_1_files_are_still_read(data, tmp_path):
     loaded = load_model(old)
     np.testing.assert_allclose(loaded.decision_function(X), clf.decision_function(X), rtol=1e-12)
     assert loaded.dual_coef_.shape == (3, 60)
+
+
+def test_budgets_bound_the_support_vectors_stored(data, tmp_path):
+    """A shared budget bounds all support vectors, separate ones each model's; a file
+    without ``shared_budget`` predates shared budgets and holds separate ones."""
+    X, y = data
+    shared = BudgetSVC(budget=20, random_state=0).fit(X, y)
+    separate = BudgetSVC(budget=20, shared_budget=False, random_state=0).fit(X, y)
+    assert len(shared.support_vectors_) <= 20 < len(separate.support_vectors_) <= 60
+    for clf, name in ((shared, "shared"), (separate, "separate")):
+        save_model(clf, tmp_path / f"{name}.npz")
+        _assert_same_model(clf, load_model(tmp_path / f"{name}.npz"), X)
+    entries = _read_entries(tmp_path / "separate.npz")
+    meta = json.loads(str(entries["meta"]))
+    del meta["params"]["shared_budget"]
+    old = _rewrite(tmp_path / "separate.npz", tmp_path / "old.npz", meta=meta)
+    assert load_model(old).shared_budget is False
+    meta["params"]["shared_budget"] = True
+    bad = _rewrite(tmp_path / "separate.npz", tmp_path / "bad.npz", meta=meta)
+    with pytest.raises(ModelFormatError, match="budget=20 shared"):
+        load_model(bad)
 
 
 def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path):

@@ -125,8 +125,20 @@ class BudgetSVC(BaseSVC):
     (a9a with gamma = 2^-7: kappa ~ 0.85 for typical pairs) test accuracy of
     the final iterate swings by 10-20 points from epoch to epoch.
 
-    Multi-class problems are split one-vs-rest: one binary BSGD model with its
-    own budget per class, the class with the largest decision value wins.
+    Multi-class problems are split one-vs-rest (the class with the largest
+    decision value wins).  By default (``shared_budget=True``) the K models
+    share one budget of support vectors: each step computes the kernel row of
+    its example once for all K models, a margin violation in any of them adds
+    one support vector with a coefficient in each, and merging minimises the
+    summed weight degradation of the K models (see
+    :mod:`fastsvm.bsgd._shared_kernels`).  That costs one kernel row per step
+    instead of K and bounds the whole model by ``budget``.  Measured at the
+    defaults (seeds 0-2): usps (10 classes, 7,291 rows) 94.3 % in 1.0 s
+    against 94.5 % in 7.5 s with one budget of 500 per class
+    (``shared_budget=False``), SVC 94.7 % in 3.4 s.  With fewer support
+    vectors in all, a shared budget can need a larger ``budget`` to match
+    separate ones (a generated 5-class set: 87.9 % at 500, 88.4 % at 1,000,
+    separate budgets 88.8 %).
 
     Parameters
     ----------
@@ -142,7 +154,9 @@ class BudgetSVC(BaseSVC):
     coef0 : float, default=0.0
         Constant of the 'poly' and 'sigmoid' kernels.
     budget : int, default=500
-        Maximum number of support vectors per binary model (at least 2).
+        Maximum number of support vectors (at least 2): of the model, or of
+        each binary model with ``shared_budget=False`` and more than two
+        classes.
     epochs : int, default=5
         Passes over the training data in ``fit`` (``partial_fit`` makes one).
     maintenance : {'merge', 'remove'}, default='merge'
@@ -157,6 +171,10 @@ class BudgetSVC(BaseSVC):
         decaying linearly over the run (see above), or the paper's own.
         ``partial_fit`` does not know the length of the stream and always
         takes Pegasos steps.
+    shared_budget : bool, default=True
+        With more than two classes, the one-vs-rest models share one budget
+        of support vectors (True) or each has its own (False, ``budget`` per
+        class); see above.  Two classes make one model either way.
     fit_intercept : bool, default=True
         Fit the offset b exactly after the SGD passes (on the batch, in
         ``partial_fit``); False keeps b = 0 as in plain BSGD.
@@ -168,7 +186,8 @@ class BudgetSVC(BaseSVC):
         Also solve every merge event with all four methods side by side and
         record how often GSS and the lookups choose the same partner and by
         which factor their weight degradation exceeds GSS-precise (Table 3 of
-        the paper).  Slower; the training path is unchanged.
+        the paper).  Slower; the training path is unchanged.  Binary merges
+        only: with more than two classes it needs ``shared_budget=False``.
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit (the compiled
         steps release the GIL); None means 1, -1 all cores.  The result does
@@ -192,10 +211,13 @@ class BudgetSVC(BaseSVC):
         merged vector (no training row) and after ``partial_fit``.
     dual_coef_ : ndarray of shape (n_models, n_sv_total)
         Coefficient alpha_j of each support vector in each model: the decision
-        function of model c is sum_j dual_coef_[c, j] k(sv_j, x) + b_c; each
-        support vector belongs to one model (zeros elsewhere).
+        function of model c is sum_j dual_coef_[c, j] k(sv_j, x) + b_c.  With
+        a shared budget every support vector has a coefficient in every model;
+        with separate budgets each belongs to one model (zeros elsewhere).
     n_support_ : ndarray of shape (n_models,)
-        Support vectors per binary model (1 model for 2 classes, else n_classes).
+        Support vectors with a non-zero coefficient in each binary model (1
+        model for 2 classes, else n_classes); with separate budgets they sum to
+        n_sv_total.
     intercept_ : ndarray of shape (n_models,)
         Offset b of each binary model (zeros with ``fit_intercept=False``).
     training_info_ : dict
@@ -237,6 +259,7 @@ class BudgetSVC(BaseSVC):
         "maintenance": [StrOptions(set(MAINTENANCE))],
         "merge_method": [StrOptions(set(METHODS))],
         "learning_rate": [StrOptions(set(LEARNING_RATES))],
+        "shared_budget": ["boolean"],
         "fit_intercept": ["boolean"],
         "diagnostics": ["boolean"],
         "random_state": ["random_state"],
@@ -245,7 +268,8 @@ class BudgetSVC(BaseSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget=500,
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
-                 learning_rate="linear-decay", fit_intercept=True, class_weight=None,
+                 learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
+                 class_weight=None,
                  diagnostics=False, n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
@@ -257,6 +281,7 @@ class BudgetSVC(BaseSVC):
         self.maintenance = maintenance
         self.merge_method = merge_method
         self.learning_rate = learning_rate
+        self.shared_budget = shared_budget
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
         self.diagnostics = diagnostics
@@ -328,7 +353,13 @@ class BudgetSVC(BaseSVC):
                 "use maintenance='remove' (drop the smallest support vector), which works with "
                 "every kernel")
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
-        states = [BSGDState.empty(n_features, 0) for _ in range(problem.n_models)]
+        if self.shared_budget and problem.n_models > 1:
+            if self.diagnostics:
+                raise ValueError("diagnostics=True compares the merge methods on binary merges; "
+                                 "with more than two classes it needs shared_budget=False")
+            states = [BSGDState.empty(n_features, 0, shared_models=problem.n_models)]
+        else:
+            states = [BSGDState.empty(n_features, 0) for _ in range(problem.n_models)]
         return BSGDStream(states, problem.kernel, check_random_state(self.random_state),
                           np.zeros(problem.n_models))
 
@@ -341,10 +372,13 @@ class BudgetSVC(BaseSVC):
         kernel = stream.kernel
         packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
         targets = problem.targets
+        shared = stream.states[0].shared
+        # a shared budget's kernel reads the class index of every row
+        steps_y = [problem.y.astype(np.int64)] if shared else targets
         weight = stream.step_weights(problem.weights)
         tables = load_tables()
         n = problem.n_samples
-        seeds = stream.rng.randint(np.iinfo(np.int32).max, size=len(targets))
+        seeds = stream.rng.randint(np.iinfo(np.int32).max, size=len(steps_y))
         started = time.perf_counter()
 
         def train_one(item, bar):
@@ -355,13 +389,16 @@ class BudgetSVC(BaseSVC):
                          stream.lam, kernel, self.budget, MAINTENANCE[self.maintenance],
                          METHODS[self.merge_method], self.diagnostics, tables, progress=bar)
 
-        self._fan_out(train_one, zip(stream.states, targets, seeds), n * epochs * len(targets),
+        self._fan_out(train_one, zip(stream.states, steps_y, seeds), n * epochs * len(steps_y),
                       "step")
         sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for s in stream.states])
-        bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
-        dual_coef = np.zeros((len(stream.states), bounds[-1]))
-        for c, s in enumerate(stream.states):
-            dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
+        if shared:
+            dual_coef = stream.states[0].alpha(stream.lam).T.copy()
+        else:
+            bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
+            dual_coef = np.zeros((len(stream.states), bounds[-1]))
+            for c, s in enumerate(stream.states):
+                dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
         if kernel.on_gram:
             support_vectors = problem.support_vectors(sv_rows)
         else:
@@ -385,7 +422,8 @@ class BudgetSVC(BaseSVC):
             "support_": (np.full(len(sv_rows), -1, dtype=np.int64) if partial else
                          np.where(sv_rows >= 0, problem.rows[np.maximum(sv_rows, 0)], -1)),
             "dual_coef_": dual_coef,
-            "n_support_": np.array([s.n_sv for s in stream.states], dtype=np.int64),
+            "n_support_": (np.count_nonzero(dual_coef, axis=1) if shared else
+                           np.array([s.n_sv for s in stream.states])).astype(np.int64),
             "intercept_": stream.intercept.copy(), "training_info_": info, "_stream": stream,
         }
 

@@ -1,9 +1,12 @@
 """Python driver of budgeted SGD: epochs, chunks, progress and the paper's instruments.
 
-One :class:`BSGDState` holds the model of one binary problem; :func:`run_pass`
-runs SGD steps over a given order of examples in chunks of
-``fastsvm._options.CHUNK_STEPS`` compiled steps, advancing a progress bar
-between chunks.  Compiled code lives in :mod:`fastsvm.bsgd._kernels`.
+One :class:`BSGDState` holds the model of one binary problem, or the K
+one-vs-rest models of a multi-class problem that share one budget of support
+vectors; :func:`run_pass` runs SGD steps over a given order of examples in
+chunks of ``fastsvm._options.CHUNK_STEPS`` compiled steps, advancing a
+progress bar between chunks.  Compiled code lives in
+:mod:`fastsvm.bsgd._kernels` (binary) and :mod:`fastsvm.bsgd._shared_kernels`
+(shared budget).
 """
 
 from dataclasses import dataclass, field
@@ -14,18 +17,20 @@ from .. import _options
 from ..base import regularization
 from .._cycles import ticks_per_second
 from . import _kernels as K
+from ._shared_kernels import sgd_steps_shared
 
 
 @dataclass
 class BSGDState:
-    """Model and counters of one binary problem (see :mod:`fastsvm.bsgd._kernels`).
+    """Model and counters of one binary problem (see :mod:`fastsvm.bsgd._kernels`), or of
+    K one-vs-rest models on one shared budget (:mod:`fastsvm.bsgd._shared_kernels`).
 
-    ``beta`` stores lambda * t * alpha: alpha = beta / (lambda t).
+    ``beta`` stores lambda G(t) alpha: alpha = beta / (lambda G(t)).
     """
 
     svt: np.ndarray                 # (n_features, capacity), feature-major support vectors
     sv_sq: np.ndarray               # (capacity,) squared norms
-    beta: np.ndarray                # (capacity,) scaled coefficients
+    beta: np.ndarray                # (capacity,) scaled coefficients; (capacity, K) if shared
     sv_idx: np.ndarray              # (capacity,) training row of each vector, -1 if merged
     n_sv: int = 0
     t: int = 0                      # SGD steps taken
@@ -35,14 +40,20 @@ class BSGDState:
     diag_sums: np.ndarray = field(default_factory=lambda: np.zeros(K.N_DIAG))
 
     @classmethod
-    def empty(cls, n_features, size):
+    def empty(cls, n_features, size, shared_models=0):
         """A model without support vectors, room for ``size`` of them (plus the one a step
         adds before budget maintenance); ``n_features=0`` for a kernel matrix (only
-        ``sv_idx`` identifies a support vector)."""
-        state = cls(np.zeros((n_features, 0)), np.zeros(0), np.zeros(0),
-                    np.zeros(0, dtype=np.int64))
+        ``sv_idx`` identifies a support vector).  ``shared_models`` = K > 0 makes the K
+        one-vs-rest models of a shared budget, 0 one binary model."""
+        beta = np.zeros((0, shared_models)) if shared_models else np.zeros(0)
+        state = cls(np.zeros((n_features, 0)), np.zeros(0), beta, np.zeros(0, dtype=np.int64))
         state.reserve(size)
         return state
+
+    @property
+    def shared(self):
+        """Whether this state holds the K models of a shared budget."""
+        return self.beta.ndim == 2
 
     def reserve(self, size):
         """Make room for ``size`` support vectors (plus one), keeping the current ones.
@@ -56,7 +67,7 @@ class BSGDState:
         n = self.n_sv
         svt = np.zeros((self.svt.shape[0], capacity))
         svt[:, :n] = self.svt[:, :n]
-        sv_sq, beta = np.zeros(capacity), np.zeros(capacity)
+        sv_sq, beta = np.zeros(capacity), np.zeros((capacity,) + self.beta.shape[1:])
         sv_sq[:n], beta[:n] = self.sv_sq[:n], self.beta[:n]
         sv_idx = np.full(capacity, -1, dtype=np.int64)
         sv_idx[:n] = self.sv_idx[:n]
@@ -67,9 +78,10 @@ class BSGDState:
         self.beta[: self.n_sv] *= lam_new / lam_old
 
     def alpha(self, lam):
-        """Coefficients alpha_j = beta_j / (lambda t) of the current support vectors."""
+        """Coefficients alpha_j = beta_j / (lambda G(t)) of the current support vectors
+        (rows of shape (K,) for a shared budget)."""
         if self.t == 0:
-            return np.zeros(0)
+            return np.zeros((0,) + self.beta.shape[1:])
         return self.beta[: self.n_sv] / (lam * K.step_mass(self.t, self.horizon))
 
     def support_vectors(self):
@@ -113,7 +125,8 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
              tables, progress=None):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
 
-    ``y`` holds +-1 floats, ``weight`` the step weight of every row (see
+    ``y`` holds +-1 floats (the class index of every row, int64, for a shared
+    budget), ``weight`` the step weight of every row (see
     :mod:`fastsvm.bsgd._kernels`); ``order`` int64 indices into the rows of
     ``packed`` (validated by the caller: the kernel does not bounds-check).
     ``kernel`` is a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
@@ -126,11 +139,18 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     for start in range(0, order.shape[0], step):
         chunk = order[start:start + step]
-        state.n_sv = K.sgd_steps(
-            *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code, gamma,
-            kernel.degree, kernel.coef0, budget, state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
-            state.n_sv, maintenance, method, diag, table_h, table_wd,
-            state.stats, state.timers, state.diag_sums)
+        if state.shared:
+            state.n_sv = sgd_steps_shared(
+                *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code,
+                gamma, kernel.degree, kernel.coef0, budget, state.horizon, state.svt,
+                state.sv_sq, state.beta, state.sv_idx, state.n_sv, maintenance, method, table_wd,
+                state.stats, state.timers)
+        else:
+            state.n_sv = K.sgd_steps(
+                *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code,
+                gamma, kernel.degree, kernel.coef0, budget, state.horizon, state.svt,
+                state.sv_sq, state.beta, state.sv_idx, state.n_sv, maintenance, method, diag,
+                table_h, table_wd, state.stats, state.timers, state.diag_sums)
         state.t += chunk.shape[0]
         if progress is not None:
             progress.update(chunk.shape[0])
