@@ -201,8 +201,8 @@ def fitted_facts(clf):
     """What the fit chose or reached: support vectors, gamma_, M_, iterations, scalars of
     ``training_info_`` and its per-problem ``converged`` flags."""
     facts = {}
-    if hasattr(clf, "n_support_"):
-        facts["n_support"] = int(np.sum(clf.n_support_))
+    if hasattr(clf, "support_vectors_"):     # the model's size: shared vectors counted once
+        facts["n_support"] = int(clf.support_vectors_.shape[0])
     for attr in ("gamma_", "M_", "n_components_", "n_iter_"):
         value = getattr(clf, attr, None)
         if value is not None:
