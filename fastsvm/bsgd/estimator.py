@@ -278,8 +278,8 @@ class BudgetSVC(BaseSVC):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget=500,
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
                  learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
-                 class_weight=None,
-                 diagnostics=False, n_jobs=None, random_state=None, verbose=0):
+                 class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
+                 verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
