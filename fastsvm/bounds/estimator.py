@@ -217,6 +217,11 @@ class HuberSVC(BaseSVC):
 
         results = self._fan_out(solve_one, problem.targets, self.max_iter * problem.n_models,
                                 "it")
+        return self._fitted(results, problem.classes, lam, n, started)
+
+    def _fitted(self, results, classes, lam, n, started):
+        """The fitted attributes from the descent of each binary problem on n rows (warns if
+        one did not converge)."""
         info = {
             "objective": [r.objective for r in results],
             "converged": [r.converged for r in results],
@@ -230,16 +235,17 @@ class HuberSVC(BaseSVC):
         if not self.fit_intercept:
             info["suboptimality_bound"] = [r.gradient_norm ** 2 / (2 * lam) for r in results]
         if not all(r.converged for r in results):
-            warnings.warn(f"HuberSVC did not reach tol={self.tol} within max_iter={self.max_iter} "
+            warnings.warn(f"{type(self).__name__} did not reach tol={self.tol} within "
+                          f"max_iter={self.max_iter} "
                           "iterations; increase max_iter or tol", ConvergenceWarning)
         n_iter = np.array([r.n_iter for r in results])
         if self.verbose:
-            print(f"HuberSVC: {n_iter.max()} iterations, objective "
+            print(f"{type(self).__name__}: {n_iter.max()} iterations, objective "
                   f"{results[0].objective[-1]:.6g}, margins computed "
                   f"{100 * np.mean(info['examined_fraction']):.1f} % of n per iteration, "
                   f"{info['time_fit_s']:.2f} s")
         return {
-            "classes_": problem.classes, "coef_": np.array([r.w for r in results]),
+            "classes_": classes, "coef_": np.array([r.w for r in results]),
             "intercept_": np.array([r.b for r in results]), "n_iter_": n_iter,
             "n_examined_": [np.array(r.examined, dtype=np.int64) for r in results],
             "training_info_": info,

@@ -113,13 +113,75 @@ def huber_objective(loss_sum, w, lam, weight_sum):
     return loss_sum / weight_sum + 0.5 * lam * float(w @ w)
 
 
+class HuberEvaluator:
+    """Loss and gradient sums of the Huber SVM over one set of rows, with the margin bounds.
+
+    ``evaluate(it, w, b, grad)`` returns (sum_i s_i l(m_i), sum_i s_i l'(m_i) y_i,
+    margins computed) and writes sum_i s_i l'(m_i) y_i x_i into ``grad``, at
+    iteration ``it`` of the descent: from Algorithm 2 between re-sorts
+    (Algorithm 1) that follow the rule of Sec. 3, where an iteration that
+    prunes nothing switches to plain evaluation until the next re-sort; or
+    plainly, without ``margin_bounds``.  The sums are the same either way, up
+    to rounding.  ``full`` evaluates plainly.  One evaluator serves a whole
+    data set (:func:`solve_huber_gd`) or one partition of it
+    (:mod:`fastsvm.dask`), whose rule then follows its own rows.
+    """
+
+    def __init__(self, packed, y, weight, h, margin_bounds):
+        self.packed, self.y, self.weight, self.h = packed, y, weight, h
+        n = packed.n_samples
+        self.margins = np.empty(n)
+        self.sorter = SortedMargins(packed, y, weight) if margin_bounds else None
+        self.rule = K.new_rule(*resort_schedule(packed, n))
+        self.n_sorts = 0
+
+    def evaluate(self, it, w, b, grad):
+        n = self.packed.n_samples
+        sorter = self.sorter
+        mode = "plain"
+        if sorter is not None:
+            if sorter.sorted is None or K.resort_due(self.rule, it, n):   # first (or lost)
+                mode = "sort"
+            elif self.rule[K.R_PLAIN] == 0.0:
+                mode = "bounded"
+        if mode == "bounded":
+            loss, grad_b, examined = sorter.evaluate(w, b, self.h, grad)
+            K.record_pruned(self.rule, n - examined)
+            return loss, grad_b, examined
+        loss, grad_b = self.full(w, b, grad)
+        if mode == "sort":
+            sorter.sort(w, b, self.margins)
+            K.record_resort(self.rule, it)
+            self.n_sorts += 1
+        elif sorter is not None:
+            K.record_pruned(self.rule, 0)
+        return loss, grad_b, n
+
+    def full(self, w, b, grad):
+        """(loss sum, l'y sum) of every row, margins kept in ``self.margins``."""
+        return K.full_evaluation(*self.packed.arrays, self.y, self.weight, w, b, self.h,
+                                 self.margins, grad)
+
+
 def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter, margin_bounds,
                    progress=None):
+    """Gradient descent on the Huber-loss SVM, Sec. 4.2 of the paper, over ``packed``'s rows
+    (see :func:`huber_gradient_descent` and :class:`HuberEvaluator`)."""
+    evaluator = HuberEvaluator(packed, y, weight, h, margin_bounds)
+    result = huber_gradient_descent(evaluator, packed.n_features, lam, float(weight.sum()),
+                                    fit_intercept, eta0, tol, max_iter, progress)
+    result.n_sorts = evaluator.n_sorts
+    return result
+
+
+def huber_gradient_descent(evaluator, n_features, lam, weight_sum, fit_intercept, eta0, tol,
+                           max_iter, progress=None):
     """Gradient descent on the Huber-loss SVM, Sec. 4.2 of the paper.
 
     Minimises F(w, b) = lambda/2 ||w||^2 + 1/S sum_i s_i l(y_i (<w, x_i> + b)),
-    s = ``weight``, S = sum_i s_i (the offset is not regularised;
-    ``fit_intercept=False`` keeps b = 0).
+    s the sample weights, S = ``weight_sum`` (the offset is not regularised;
+    ``fit_intercept=False`` keeps b = 0), with the sums from ``evaluator``
+    (a :class:`HuberEvaluator`, or anything with its ``evaluate`` and ``full``).
     Step rule: w <- w - eta grad F with eta = min(``eta0``, 1/lambda) at first, halved
     whenever F rose since the previous iterate; stop when
     |F_t - F_{t-1}| <= tol |F_{t-1}| (the model returned is the last iterate
@@ -129,42 +191,15 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
     exactly at the optimum, and without the
     (unregularised) offset F is lambda-strongly convex, so that
     F(w) - F* <= ||grad F(w)||^2 / (2 lambda).
-
-    With ``margin_bounds``, loss and gradient come from Algorithm 2 between
-    re-sorts (Algorithm 1), which follow the rule of Sec. 3; an iteration that
-    prunes nothing switches to plain evaluation until the next re-sort.
-    The iterates are the same either way, up to rounding.
     """
-    n, d = packed.n_samples, packed.n_features
-    weight_sum = float(weight.sum())
-    w = np.zeros(d)
+    w = np.zeros(n_features)
     b = 0.0
-    grad = np.empty(d)
-    margins = np.empty(n)
-    sorter = SortedMargins(packed, y, weight) if margin_bounds else None
-    rule = K.new_rule(*resort_schedule(packed, n))
+    grad = np.empty(n_features)
     result = GDResult(w, b, [], [], [], eta0, False)
     started = time.perf_counter()
     eta = min(eta0, 1.0 / lam)     # eta lam <= 1: the regulariser alone cannot diverge
     for it in range(max_iter):
-        mode = "plain"
-        if sorter is not None:
-            if it == 0 or K.resort_due(rule, it, n):
-                mode = "sort"
-            elif rule[K.R_PLAIN] == 0.0:
-                mode = "bounded"
-        if mode == "bounded":
-            loss, grad_b, examined = sorter.evaluate(w, b, h, grad)
-            K.record_pruned(rule, n - examined)
-        else:
-            loss, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, h, margins, grad)
-            examined = n
-            if mode == "sort":
-                sorter.sort(w, b, margins)
-                K.record_resort(rule, it)
-                result.n_sorts += 1
-            elif sorter is not None:
-                K.record_pruned(rule, 0)
+        loss, grad_b, examined = evaluator.evaluate(it, w, b, grad)
         objective = huber_objective(loss, w, lam, weight_sum)
         result.objective.append(objective)
         result.examined.append(int(examined))
@@ -185,7 +220,7 @@ def solve_huber_gd(packed, y, weight, lam, h, fit_intercept, eta0, tol, max_iter
             b -= eta * grad_b / weight_sum
     result.w, result.b, result.step_size = w, b, eta
     if not result.converged:    # a step followed the last evaluation: evaluate its result
-        _, grad_b = K.full_evaluation(*packed.arrays, y, weight, w, b, h, margins, grad)
+        _, grad_b = evaluator.full(w, b, grad)
     gradient = np.append(lam * w + grad / weight_sum, grad_b / weight_sum if fit_intercept else 0.0)
     result.gradient_norm = float(np.linalg.norm(gradient))
     return result

@@ -1,0 +1,109 @@
+"""Training data as aligned row blocks on the workers, and predictions as dask arrays.
+
+Nothing here computes a block on the client: the blocks are ``dask.delayed``
+objects (of a dask array or DataFrame, or of NumPy / SciPy input cut into
+row blocks), and the only results brought back are per-block label counts.
+"""
+
+import dask
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import _check_feature_names
+
+#: Row blocks NumPy / SciPy input is cut into (per worker, at least one).
+BLOCKS_PER_WORKER = 2
+
+
+def _as_dask(values, name):
+    """A dask array from a dask array, DataFrame or Series (None stays None)."""
+    if values is None or isinstance(values, da.Array):
+        return values
+    if isinstance(values, (dd.DataFrame, dd.Series)):
+        return values.to_dask_array(lengths=True)
+    raise TypeError(f"{name} must be a dask array, DataFrame or Series, or NumPy / SciPy "
+                    f"input; got {type(values).__name__}")
+
+
+def _is_dask(values):
+    return isinstance(values, (da.Array, dd.DataFrame, dd.Series))
+
+
+def row_blocks(estimator, X, y, sample_weight, n_workers):
+    """Aligned delayed row blocks [(X_k, y_k, w_k)] of the training data.
+
+    Sets ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame with
+    string column names) on ``estimator``, as ``validate_data`` does.
+    """
+    if not _is_dask(X):                 # NumPy / SciPy / lists, for convenience
+        if _is_dask(y) or _is_dask(sample_weight):
+            raise TypeError("give X, y and sample_weight all as dask collections, or none")
+        X = X if sp.issparse(X) else np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
+        _check_feature_names(estimator, X, reset=True)
+        y = np.asarray(y)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                             f"[{X.shape[0]}, {len(y)}]")
+        weight = None if sample_weight is None else np.asarray(sample_weight)
+        edges = np.linspace(0, X.shape[0], max(1, BLOCKS_PER_WORKER * n_workers) + 1).astype(int)
+        blocks = [(dask.delayed(X[a:b]), dask.delayed(y[a:b]),
+                   None if weight is None else dask.delayed(weight[a:b]))
+                  for a, b in zip(edges[:-1], edges[1:]) if b > a]
+        estimator.n_features_in_ = X.shape[1]
+        return blocks
+    if isinstance(X, dd.DataFrame):
+        _check_feature_names(estimator, X._meta, reset=True)
+    else:
+        _check_feature_names(estimator, np.empty((0, 0)), reset=True)
+    X = _as_dask(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
+    y = _as_dask(y, "y")
+    weight = _as_dask(sample_weight, "sample_weight")
+    if y is None or y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be one label per row of X ({X.shape[0]} rows); got shape "
+                         f"{None if y is None else y.shape}")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != X.shape[0]):
+        raise ValueError(f"sample_weight must be one weight per row of X; got shape "
+                         f"{weight.shape}")
+    X = X.rechunk({1: -1})
+    y = y.rechunk((X.chunks[0],))
+    estimator.n_features_in_ = X.shape[1]
+    xs = X.to_delayed().ravel()
+    ys = y.to_delayed().ravel()
+    ws = [None] * len(xs) if weight is None else weight.rechunk((X.chunks[0],)).to_delayed().ravel()
+    return list(zip(xs, ys, ws))
+
+
+def label_classes(client, blocks):
+    """The sorted distinct labels of all blocks (their union, computed on the workers)."""
+    uniques = client.compute([dask.delayed(np.unique)(y) for _, y, _ in blocks], sync=True)
+    return np.unique(np.concatenate(uniques))
+
+
+def class_counts(client, blocks, classes):
+    """The number of rows of each class, counted on the workers."""
+    def count(y):
+        return np.bincount(np.searchsorted(classes, np.asarray(y)), minlength=len(classes))
+
+    return np.sum(client.compute([dask.delayed(count)(y) for _, y, _ in blocks], sync=True),
+                  axis=0)
+
+
+def map_rows(func, X, width, dtype):
+    """``func`` applied to every row block of the dask collection X on the workers: a dask
+    array of shape (n,) (``width`` None) or (n, width)."""
+    tail = () if width is None else (width,)
+    if isinstance(X, dd.DataFrame):     # blocks stay DataFrames: feature names are checked
+        parts = X.to_delayed()
+        lengths = X.map_partitions(len).compute()
+        return da.concatenate([da.from_delayed(dask.delayed(func)(part), (int(length),) + tail,
+                                               dtype=dtype)
+                               for part, length in zip(parts, lengths)])
+    X = _as_dask(X, "X").rechunk({1: -1})
+    if width is None:
+        return X.map_blocks(func, drop_axis=1, dtype=dtype)
+    return X.map_blocks(func, chunks=(X.chunks[0], (width,)), dtype=dtype)
