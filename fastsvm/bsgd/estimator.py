@@ -21,6 +21,18 @@ MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 LEARNING_RATES = ("linear-decay", "pegasos")
 
 
+def _dual_coef(stream):
+    """dual_coef_ (n_models x n_sv) of the stream's states: a shared budget's coefficient
+    vectors, or each binary model's block of its own support vectors."""
+    if stream.states[0].shared:
+        return stream.states[0].alpha(stream.lam).T.copy()
+    bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
+    dual_coef = np.zeros((len(stream.states), bounds[-1]))
+    for c, s in enumerate(stream.states):
+        dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
+    return dual_coef
+
+
 def _streams(estimator):
     """partial_fit exists for kernels evaluated from the features (the AttributeError says
     why not for a kernel matrix)."""
@@ -354,23 +366,28 @@ class BudgetSVC(BaseSVC):
 
     def _start(self, problem):
         """A new stream: empty models, the kernel fixed, the seed sequence started."""
-        if self.maintenance == "merge" and problem.kernel.name != "rbf":
+        n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
+        return self._new_stream(problem.kernel, n_features, problem.n_models)
+
+    def _new_stream(self, kernel, n_features, n_models):
+        """Empty models of ``n_models`` binary problems on ``n_features`` features (0 for a
+        kernel matrix) for the resolved ``kernel``."""
+        if self.maintenance == "merge" and kernel.name != "rbf":
             raise ValueError(
                 f"maintenance='merge' needs the Gaussian kernel, not kernel={self.kernel!r}: the "
                 "merged support vector z = h x_a + (1 - h) x_b is placed using "
                 "k(x_a, z) = k(x_a, x_b)^((1-h)^2), which holds for exp(-gamma ||x - z||^2) only; "
                 "use maintenance='remove' (drop the smallest support vector), which works with "
                 "every kernel")
-        n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
-        if self.shared_budget and problem.n_models > 1:
+        if self.shared_budget and n_models > 1:
             if self.diagnostics:
                 raise ValueError("diagnostics=True compares the merge methods on binary merges; "
                                  "with more than two classes it needs shared_budget=False")
-            states = [BSGDState.empty(n_features, 0, shared_models=problem.n_models)]
+            states = [BSGDState.empty(n_features, 0, shared_models=n_models)]
         else:
-            states = [BSGDState.empty(n_features, 0) for _ in range(problem.n_models)]
-        return BSGDStream(states, problem.kernel, check_random_state(self.random_state),
-                          np.zeros(problem.n_models))
+            states = [BSGDState.empty(n_features, 0) for _ in range(n_models)]
+        return BSGDStream(states, kernel, check_random_state(self.random_state),
+                          np.zeros(n_models))
 
     def _train(self, stream, problem, epochs, partial=False):
         """``epochs`` passes over the problem; returns the fitted attributes.
@@ -401,36 +418,34 @@ class BudgetSVC(BaseSVC):
         self._fan_out(train_one, zip(stream.states, steps_y, seeds), n * epochs * len(steps_y),
                       "step")
         sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for s in stream.states])
-        if shared:
-            dual_coef = stream.states[0].alpha(stream.lam).T.copy()
-        else:
-            bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
-            dual_coef = np.zeros((len(stream.states), bounds[-1]))
-            for c, s in enumerate(stream.states):
-                dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
-        if kernel.on_gram:
-            support_vectors = problem.support_vectors(sv_rows)
-        else:
-            support_vectors = np.vstack([s.support_vectors() for s in stream.states])
+        dual_coef = _dual_coef(stream)
+        support_vectors = (problem.support_vectors(sv_rows) if kernel.on_gram else
+                           np.vstack([s.support_vectors() for s in stream.states]))
         if self.fit_intercept:
             raw = (problem.gram()[:, sv_rows] @ dual_coef.T if kernel.on_gram
                    else kernel.expansion(problem.X, support_vectors, dual_coef.T))
             for c, y_bin in enumerate(targets):
                 if 0 < np.count_nonzero(y_bin > 0) < n:  # a partial_fit batch may lack a class
                     stream.intercept[c] = hinge_offset(raw[:, c], y_bin, problem.weights)
+        support = (np.full(len(sv_rows), -1, dtype=np.int64) if partial else
+                   np.where(sv_rows >= 0, problem.rows[np.maximum(sv_rows, 0)], -1))
+        return self._assemble(stream, problem.classes, dual_coef, support, support_vectors,
+                              started)
+
+    def _assemble(self, stream, classes, dual_coef, support, support_vectors, started):
+        """The fitted attributes of the trained ``stream`` (offsets already in
+        ``stream.intercept``), its training time counted from ``started``."""
         stream.wall_s += time.perf_counter() - started
         info = summarize(stream.states, self.diagnostics)
         info["time_fit_s"] = stream.wall_s
         if self.verbose:
-            print(f"BudgetSVC: {info['steps']} steps in {info['time_fit_s']:.2f} s, "
-                  f"{len(sv_rows)} support vectors, {info['merges']} merges "
+            print(f"{type(self).__name__}: {info['steps']} steps in {info['time_fit_s']:.2f} s, "
+                  f"{len(support)} support vectors, {info['merges']} merges "
                   f"(frequency {info['merge_frequency']:.1%})")
+        shared = stream.states[0].shared
         return {
-            "classes_": problem.classes, "gamma_": kernel.gamma,
-            "support_vectors_": support_vectors,
-            "support_": (np.full(len(sv_rows), -1, dtype=np.int64) if partial else
-                         np.where(sv_rows >= 0, problem.rows[np.maximum(sv_rows, 0)], -1)),
-            "dual_coef_": dual_coef,
+            "classes_": classes, "gamma_": stream.kernel.gamma,
+            "support_vectors_": support_vectors, "support_": support, "dual_coef_": dual_coef,
             "n_support_": (np.count_nonzero(dual_coef, axis=1) if shared else
                            np.array([s.n_sv for s in stream.states])).astype(np.int64),
             "intercept_": stream.intercept.copy(), "training_info_": info, "_stream": stream,

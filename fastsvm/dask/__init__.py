@@ -7,7 +7,9 @@ LightGBM's ``DaskLGBMClassifier`` and ``xgboost.dask``:
 
 * :class:`DaskHuberSVC`: :class:`fastsvm.HuberSVC`'s gradient descent, each
   worker summing the loss and gradient of its partitions with the margin
-  bounds of its own rows.
+  bounds of its own rows;
+* :class:`DaskBudgetSVC`: :class:`fastsvm.BudgetSVC`'s SGD, the model of at
+  most ``budget`` support vectors travelling from partition to partition.
 
 ``fit(X, y, sample_weight=None)`` takes dask arrays and dask DataFrames /
 Series (and NumPy or SciPy input for convenience); ``predict`` and
@@ -21,6 +23,7 @@ from importlib.util import find_spec
 if find_spec("dask") is None or find_spec("distributed") is None:  # pragma: no cover
     raise ImportError("fastsvm.dask needs dask and distributed: pip install 'fastsvm[dask]'")
 
+from .budget import DaskBudgetSVC
 from .huber import DaskHuberSVC
 
-__all__ = ["DaskHuberSVC"]
+__all__ = ["DaskBudgetSVC", "DaskHuberSVC"]
