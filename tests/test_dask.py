@@ -228,3 +228,31 @@ def test_budget_bad_input_and_parameters(client):
         DaskBudgetSVC(client=client).fit(da.from_array(_with_nan(X), chunks=100), yd)
     with pytest.raises(AttributeError, match="partial_fit"):
         DaskBudgetSVC(client=client).partial_fit(X, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda client: DaskBudgetSVC(client=client, budget=100, epochs=10, random_state=0),
+    lambda client: DaskHuberSVC(client=client, eta0=1.0, tol=1e-9),
+], ids=["budget", "huber"])
+def test_a_worker_lost_mid_fit_is_recovered(client, make):
+    """A worker restarted half-way through a fit loses its partitions; Dask recomputes
+    them from their inputs, and the model is the one of an undisturbed fit (the partition
+    state that is rebuilt changes which margins are computed, not the result)."""
+    import threading
+    import time
+
+    X, y = _data(n=20_000)
+    Xd, yd = da.from_array(X, chunks=5000), da.from_array(y, chunks=5000)
+    started = time.perf_counter()
+    reference = make(client).fit(Xd, yd)
+    worker = next(iter(client.scheduler_info()["workers"]))
+    timer = threading.Timer((time.perf_counter() - started) / 2,
+                            lambda: client.restart_workers([worker]))
+    timer.start()
+    disturbed = make(client).fit(Xd, yd)
+    timer.join()
+    assert worker not in client.scheduler_info()["workers"]       # it was restarted
+    for name in ("dual_coef_", "coef_", "intercept_"):
+        if hasattr(reference, name):
+            assert_allclose(getattr(disturbed, name), getattr(reference, name), rtol=1e-10,
+                            atol=1e-12)
