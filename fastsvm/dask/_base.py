@@ -6,6 +6,7 @@ from distributed import get_client
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from .._packed import PackedData
 from ..multiclass import labels_from_decision
 from ._data import _is_dask, class_counts, label_classes, map_rows, row_blocks
 
@@ -68,6 +69,34 @@ class DaskMixin:
         return self.decision_function(X).map_blocks(
             lambda d: labels_from_decision(d, classes),
             drop_axis=None if len(classes) == 2 else 1, dtype=classes.dtype)
+
+
+class Block:
+    """One row block's validated training data, built on the worker that holds it with the
+    local estimator's own validation (``_problem``): ``problem`` (None for a block without
+    a row of positive weight), its packed rows, +-1 targets and weights, and the sums the
+    client combines (rows, weight, weight per class)."""
+
+    def __init__(self, local, X, y, weight, classes):
+        self.problem = None
+        self.n_samples = 0
+        self.weight_sum = 0.0
+        self.class_weight = np.zeros(len(classes))
+        if not has_positive_weight(local, X, y, weight, classes):
+            return
+        problem = self.problem = local._problem(X, y, weight, classes=classes, partial=True)
+        self.packed = PackedData.from_matrix(problem.X)
+        self.targets = problem.targets
+        self.weights = problem.weights
+        self.n_samples = problem.n_samples
+        self.weight_sum = problem.weight_sum
+        self.class_weight = np.bincount(problem.y, weights=problem.weights,
+                                        minlength=len(classes))
+
+
+def block_facts(block):
+    """(rows, weight, weight per class) of a :class:`Block`."""
+    return block.n_samples, block.weight_sum, block.class_weight
 
 
 def has_positive_weight(local, X, y, weight, classes):

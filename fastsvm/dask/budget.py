@@ -7,14 +7,13 @@ import dask
 import numpy as np
 import scipy.sparse as sp
 
-from .._packed import PackedData
 from ..base import check_kernel_range, regularization
 from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef
 from ..bsgd.solver import run_pass
 from ..kernels import Kernel, uses_gamma
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ._base import CLIENT_CONSTRAINT, DaskMixin, check_weights, has_positive_weight
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, block_facts, check_weights
 from ._offset import Breakpoints, distributed_offsets
 
 
@@ -22,37 +21,26 @@ from ._offset import Breakpoints, distributed_offsets
 PIECE_ROWS = 1000
 
 
-class _Partition:
-    """One row block's validated training data on its worker, and the moments of X that
-    gamma='scale' takes."""
+class _Partition(Block):
+    """A :class:`~fastsvm.dask._base.Block` with its class indices, and the moments of X
+    that gamma='scale' takes."""
 
     def __init__(self, local, X, y, weight, classes):
-        self.n_samples = 0
-        self.weight_sum = 0.0
-        self.class_weight = np.zeros(len(classes))
+        super().__init__(local, X, y, weight, classes)
         self.moments = np.zeros(3)              # entries, sum, sum of squares
         self.max_sq_norm = 0.0
-        if not has_positive_weight(local, X, y, weight, classes):
+        if self.problem is None:
             return
-        problem = local._problem(X, y, weight, classes=classes, partial=True)
-        self.X = problem.X
-        self.packed = PackedData.from_matrix(problem.X)
-        self.labels = problem.y.astype(np.int64)
-        self.targets = problem.targets
-        self.weights = problem.weights
-        self.n_samples = problem.n_samples
-        self.weight_sum = problem.weight_sum
-        self.class_weight = np.bincount(problem.y, weights=problem.weights,
-                                        minlength=len(classes))
-        values = problem.X.data if sp.issparse(problem.X) else problem.X
-        self.moments = np.array([problem.X.shape[0] * problem.X.shape[1],
-                                 float(np.sum(values, dtype=np.float64)),
+        X = self.problem.X
+        self.labels = self.problem.y.astype(np.int64)
+        values = X.data if sp.issparse(X) else X
+        self.moments = np.array([X.shape[0] * X.shape[1], float(np.sum(values, dtype=np.float64)),
                                  float(np.sum(np.square(values, dtype=np.float64)))])
         self.max_sq_norm = float(self.packed.sq_norms.max())
 
 
 def _facts(part):
-    return part.n_samples, part.weight_sum, part.class_weight, part.moments, part.max_sq_norm
+    return block_facts(part) + (part.moments, part.max_sq_norm)
 
 
 def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, step_factor):
@@ -74,8 +62,8 @@ def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, step_fac
 def _breakpoints(part, n_models, support_vectors, dual_coef, kernel):
     if part.n_samples == 0:
         return Breakpoints(np.zeros((0, n_models)), [np.zeros(0)] * n_models, np.zeros(0))
-    return Breakpoints(kernel.expansion(part.X, support_vectors, dual_coef.T), part.targets,
-                       part.weights)
+    f = kernel.expansion(part.problem.X, support_vectors, dual_coef.T)
+    return Breakpoints(f, part.targets, part.weights)
 
 
 class DaskBudgetSVC(DaskMixin, BudgetSVC):

@@ -6,16 +6,15 @@ from concurrent.futures import ThreadPoolExecutor
 import dask
 import numpy as np
 
-from .._packed import PackedData
 from ..base import regularization
 from ..bounds.estimator import HuberSVC
 from ..bounds.solver import HuberEvaluator, huber_gradient_descent
-from ._base import CLIENT_CONSTRAINT, DaskMixin, check_weights, has_positive_weight
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, block_facts, check_weights
 
 
-class _Partition:
-    """One row block's validated training data on its worker, and the state of the margin
-    bounds of each binary model (created at the model's first evaluation).
+class _Partition(Block):
+    """A :class:`~fastsvm.dask._base.Block` and the state of the margin bounds of each
+    binary model (created at the model's first evaluation).
 
     The state only decides which rows' margins are computed, never the sums
     returned, so a partition rebuilt from its inputs after a worker was lost
@@ -23,32 +22,16 @@ class _Partition:
     """
 
     def __init__(self, local, X, y, weight, classes):
-        self.n_samples = 0
-        self.weight_sum = 0.0
-        self.class_weight = np.zeros(len(classes))
-        self.evaluators = {}
-        if not has_positive_weight(local, X, y, weight, classes):
-            return
-        problem = local._problem(X, y, weight, classes=classes, partial=True)
-        self.packed = PackedData.from_matrix(problem.X)
-        self.targets = problem.targets
-        self.weights = problem.weights
-        self.n_samples = problem.n_samples
-        self.weight_sum = problem.weight_sum
-        self.class_weight = np.bincount(problem.y, weights=problem.weights,
-                                        minlength=len(classes))
+        super().__init__(local, X, y, weight, classes)
         self.h = local.h
         self.margin_bounds = local.margin_bounds
+        self.evaluators = {}
 
     def evaluator(self, model):
         if model not in self.evaluators:
             self.evaluators[model] = HuberEvaluator(self.packed, self.targets[model],
                                                     self.weights, self.h, self.margin_bounds)
         return self.evaluators[model]
-
-
-def _partition_facts(part):
-    return part.n_samples, part.weight_sum, part.class_weight
 
 
 def _evaluate(part, model, it, w, b):
@@ -158,7 +141,7 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
             client, blocks, classes, local = self._blocks(X, y, sample_weight)
             parts = client.compute([dask.delayed(_Partition)(local, Xk, yk, wk, classes)
                                     for Xk, yk, wk in blocks])
-            facts = client.gather([client.submit(_partition_facts, part) for part in parts])
+            facts = client.gather([client.submit(block_facts, part) for part in parts])
             n = sum(f[0] for f in facts)
             weight_sum = float(sum(f[1] for f in facts))
             check_weights(weight_sum, sum(f[2] for f in facts), classes)
