@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -91,6 +92,63 @@ def smoke_cut(X_train, y_train, X_test, y_test):
     X_train, y_train = subsample(X_train, y_train, SMOKE_TRAIN_ROWS)
     X_test, y_test = subsample(X_test, y_test, SMOKE_TEST_ROWS)
     return X_train, y_train, X_test, y_test
+
+
+# ------------------------------------------------------------ /proc memory
+def proc_status(pid="self"):
+    """The memory fields (VmRSS, VmHWM, RssAnon, RssFile, RssShmem) of ``/proc/PID/status``
+    in MB (2^20 bytes); an empty dict once the process is gone."""
+    values = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
+                    values[key] = int(rest.split()[0]) / 1024.0   # kB -> MB
+    except OSError:
+        pass
+    return values
+
+
+def reset_peak_rss():
+    """Reset VmHWM of this process to its current RSS (Linux >= 4.0); whether it worked."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+class PeakSampler:
+    """A thread that calls ``read()`` (a dict of numbers) every ``interval`` seconds, and once
+    more at the end, and keeps the largest value of each key in ``peak`` (starting from
+    ``start``, so that no peak lies below a baseline)."""
+
+    def __init__(self, read, interval, start=None):
+        self.read, self.interval = read, interval
+        self.peak = dict(start or {})
+        self.samples = 1
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self):
+        for key, value in self.read().items():
+            self.peak[key] = max(self.peak.get(key, 0.0), value)
+        self.samples += 1
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._sample()
+        self._stop.set()
+        self._thread.join()
 
 
 # ----------------------------------------------------------- command line

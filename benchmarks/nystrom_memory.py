@@ -78,7 +78,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -133,58 +132,6 @@ def parse_args(argv):
     if args.n_test is None:
         args.n_test = SMOKE_N_TEST if args.smoke else N_TEST
     return args
-
-
-# ------------------------------------------------------------ /proc helpers
-def proc_status():
-    """The memory fields of ``/proc/self/status`` in MB (2^20 bytes)."""
-    values = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
-                values[key] = int(rest.split()[0]) / 1024.0   # kB -> MB
-    return values
-
-
-def reset_peak_rss():
-    """Reset VmHWM to the current RSS (Linux >= 4.0); whether it worked."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-class Sampler:
-    """A thread that reads ``/proc/self/status`` every ``interval`` seconds and keeps the
-    largest value of each field."""
-
-    def __init__(self, baseline, interval=SAMPLE_S):
-        self.interval = interval
-        self.peak = dict(baseline)      # so no peak lies below the baseline
-        self.samples = 1
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _sample(self):
-        for key, value in proc_status().items():
-            self.peak[key] = max(self.peak.get(key, 0.0), value)
-        self.samples += 1
-
-    def _run(self):
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._sample()
-        self._stop.set()
-        self._thread.join()
 
 
 def mem_available_mb():
@@ -264,15 +211,15 @@ def child(job):
         del warm
     gc.collect()
     clf = make_estimator(mode, job["components"], job["file_mb"])
-    base = proc_status()
-    hwm_reset = reset_peak_rss()
+    base = H.proc_status()
+    hwm_reset = H.reset_peak_rss()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with Sampler(base) as sampler:
+        with H.PeakSampler(H.proc_status, SAMPLE_S, base) as sampler:
             started = time.perf_counter()
             clf.fit(X, y)
             fit_s = time.perf_counter() - started
-    end = proc_status()
+    end = H.proc_status()
     peak_rss = max(sampler.peak["VmRSS"], end["VmHWM"] if hwm_reset else 0.0)
     accuracy = float(np.mean(clf.predict(X_test) == y_test))
     info = clf.training_info_

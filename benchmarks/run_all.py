@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 170 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 180 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -21,6 +21,7 @@ import _harness as H  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import dask_scaling  # noqa: E402
 import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
@@ -36,6 +37,7 @@ SCRIPTS = {
     "imbalanced_weights": imbalanced_weights.main,
     "defaults_vs_svc": defaults_vs_svc.main,
     "nystrom_memory": nystrom_memory.main,
+    "dask_scaling": dask_scaling.main,
 }
 
 

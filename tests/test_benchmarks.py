@@ -327,3 +327,40 @@ def test_nystrom_memory_smoke(tmp_path):
         assert f"- n = {n:,}: identical;" in md
     assert "peak anon +" in md
     assert (tmp_path / "nystrom_memory.png").stat().st_size > 0
+
+
+def test_dask_scaling_smoke(tmp_path):
+    # data generated on the workers of two LocalClusters (1 and 2 worker processes)
+    pytest.importorskip("distributed")
+    import dask_scaling
+
+    dask_scaling.main(["--smoke", "--out", str(tmp_path)])
+    payload, md = _read(tmp_path, "dask_scaling")
+    _check_common(payload)
+    settings, results = payload["settings"], payload["results"]
+    assert settings["rows"] == dask_scaling.SMOKE_ROWS and settings["workers"] == [1, 2]
+    assert [(r["estimator"], r["workers"]) for r in results["runs"]] == [
+        (name, k) for k in (1, 2) for name in dask_scaling.ESTIMATORS]
+    for r in results["runs"]:
+        assert r["rows"] == dask_scaling.SMOKE_ROWS and r["partitions"] == 4
+        assert 0.6 < r["accuracy"] <= 1.0 and r["fit_s"] > 0 and r["pass_s"] > 0
+        assert len(r["worker_peak_mb"]) == len(r["worker_baseline_mb"]) == r["workers"]
+        # a peak over the fit is never below the RSS taken just before it
+        assert r["client_increase_mb"] >= 0 and min(r["worker_increase_mb"]) >= 0
+        assert all(math.isfinite(v) and v > 0 for v in r["worker_peak_mb"])
+        assert f"| {r['estimator']} | {r['workers']} | {r['rows']:,} |" in md
+    huber = [r for r in results["runs"] if r["estimator"] == "DaskHuberSVC"]
+    assert all(r["passes"] == r["n_iter"] == dask_scaling.SMOKE_HUBER_ITERS for r in huber)
+    assert all(0 < r["examined_fraction"] <= 1 for r in huber)
+    # the number of workers changes DaskHuberSVC's sums at most by rounding
+    agreement = {g["estimator"]: g for g in results["agreement"]}
+    assert set(agreement) == set(dask_scaling.ESTIMATORS)
+    assert all(math.isfinite(g["decision_difference"]) for g in agreement.values())
+    assert agreement["DaskHuberSVC"]["decision_difference"] < 1e-9
+    assert [r["estimator"] for r in results["local"]] == list(dask_scaling.ESTIMATORS)
+    for r in results["local"]:
+        assert r["rows"] == dask_scaling.SMOKE_LOCAL_ROWS and r["workers"] == 2
+        assert r["local"]["accuracy"] > 0.6 and r["dask"]["accuracy"] > 0.6
+        assert f"| {r['local_estimator']} | {r['estimator']} | {r['rows']:,} |" in md
+    assert "## Speed-up from 1 worker to 2 workers" in md and "## Peak memory" in md
+    assert (tmp_path / "dask_scaling.png").stat().st_size > 0

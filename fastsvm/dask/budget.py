@@ -29,6 +29,7 @@ class _Partition(Block):
         super().__init__(local, X, y, weight, classes)
         self.moments = np.zeros(3)              # entries, sum, sum of squares
         self.max_sq_norm = 0.0
+        self._order = (None, None)              # (seed, permutation) of the latest pass
         if self.problem is None:
             return
         X = self.problem.X
@@ -37,6 +38,14 @@ class _Partition(Block):
         self.moments = np.array([X.shape[0] * X.shape[1], float(np.sum(values, dtype=np.float64)),
                                  float(np.sum(np.square(values, dtype=np.float64)))])
         self.max_sq_norm = float(self.packed.sq_norms.max())
+
+
+    def order(self, seed):
+        """The random order of the rows for ``seed``, kept while its pieces are visited."""
+        if self._order[0] != seed:
+            self._order = (seed, np.random.RandomState(seed).permutation(self.n_samples)
+                           .astype(np.int64))
+        return self._order[1]
 
 
 def _facts(part):
@@ -50,8 +59,7 @@ def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, step_fac
     state = copy.deepcopy(state)
     if part.n_samples == 0:
         return state
-    order = np.random.RandomState(seed).permutation(part.n_samples).astype(np.int64)
-    order = np.array_split(order, pieces)[piece]
+    order = np.array_split(part.order(seed), pieces)[piece]
     y = part.labels if state.shared else part.targets[model]
     budget, maintenance, method = params
     run_pass(state, part.packed, y, part.weights * step_factor, order, lam, kernel, budget,
