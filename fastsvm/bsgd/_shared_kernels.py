@@ -157,9 +157,13 @@ def _argmin_norm(beta, n_sv):
 
 
 @njit(**JIT_OPTIONS)
-def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, log_kvals, gamma, maintenance, method,
-              table_wd, log_kappa_row, lb_row, dots, bits, stats, timers):
-    """Reduce n_sv = B+1 support vectors to B by one merge (or removal); returns the new n_sv."""
+def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method, table_wd,
+              lb_row, dots, bits, stats, timers):
+    """Reduce n_sv = B+1 support vectors to B by one merge (or removal); returns the new n_sv.
+
+    ``kvals`` and ``dots`` hold the kernel row of the new vector and its RBF exponents
+    (log kernel values), as the margin computation left them.
+    """
     t_start = read_cycle_counter()
     stats[ST_MAINTENANCE] += 1
     a = _argmin_norm(beta, n_sv)
@@ -168,19 +172,16 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, log_kvals, gamma, maintenan
         n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
         return n_sv
-    # log kernel row of sv_a: the margin computation's exponents when a is the new vector
-    if a == n_sv - 1:
-        for j in range(n_sv - 1):
-            log_kappa_row[j] = log_kvals[j]
-    else:
+    # kernel row of sv_a (kvals) and its exponents (dots): those of the margin computation
+    # when a is the new vector, else computed here
+    if a != n_sv - 1:
         for j in range(n_sv):
             dots[j] = 0.0
         for f in range(svt.shape[0]):
             if svt[f, a] != 0.0:
                 column_axpy(svt[f, a], svt[f], n_sv, dots)
         rbf_from_dots(dots, sv_sq[a], sv_sq, gamma, n_sv, kvals, bits)
-        for j in range(n_sv):
-            log_kappa_row[j] = dots[j]      # rbf_from_dots leaves the exponents in dots
+    log_kappa_row = dots
     t_a = read_cycle_counter()
     norm_a = math.sqrt(aa)
     rank_eps = EPS_GSS_PRECISE if method == GSS_PRECISE else EPS_GSS
@@ -253,8 +254,6 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
     n_models = beta.shape[1]
     dots = np.empty(cap)
     kvals = np.empty(cap)
-    log_kvals = np.empty(cap)
-    log_kappa_row = np.empty(cap)
     lb_row = np.empty(cap)
     bits = np.empty(cap, dtype=np.int64)
     f = np.empty(n_models)
@@ -272,8 +271,6 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                 sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
                 kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
                                  kvals, bits)
-                for j in range(n_sv):
-                    log_kvals[j] = dots[j]     # the RBF exponents, which merging reads
             for j in range(n_sv):
                 kj = kvals[j]
                 for c in range(n_models):
@@ -294,13 +291,11 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             sv_sq[n_sv] = sq_norms[i]
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0
-            log_kvals[n_sv] = 0.0
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
-                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, log_kvals, gamma,
-                                 maintenance, method, table_wd, log_kappa_row, lb_row,
-                                 dots, bits, stats, timers)
+                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance,
+                                 method, table_wd, lb_row, dots, bits, stats, timers)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv
