@@ -1,12 +1,18 @@
 """What every fastsvm.dask estimator shares: the client, the global checks, prediction on
 dask collections and the way back to the local estimator."""
 
+from dataclasses import dataclass
+
+import dask
 import numpy as np
+import scipy.sparse as sp
 from distributed import get_client
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._packed import PackedData
+from ..base import check_kernel_range
+from ..kernels import Kernel, uses_gamma
 from ..multiclass import labels_from_decision
 from ._data import _is_dask, class_counts, label_classes, map_rows, row_blocks
 
@@ -22,15 +28,21 @@ class DaskMixin:
     def _local_params(self):
         return {k: v for k, v in self.get_params().items() if k != "client"}
 
-    def _blocks(self, X, y, sample_weight):
-        """(client, row blocks, classes, local estimator the workers validate with).
+    def _partitions(self, X, y, sample_weight, partition_class):
+        """Validate the input and build one ``partition_class`` (a :class:`Block`) per row
+        block on the worker that holds it: returns :class:`Partitions`.
 
         class_weight='balanced' becomes the dict n / (n_classes * count) of the
         counts of all blocks, so that every block weighs its rows as a fit on
-        all rows would.
+        all rows would.  gamma='scale' is resolved as on all rows, from the
+        moments of all blocks (the blocks validate with a placeholder gamma
+        too small to overflow anything).
         """
         self._validate_params()
         self._check_parameters()
+        if callable(self.kernel) or self.kernel == "precomputed":
+            raise ValueError(f"{type(self).__name__} needs a kernel evaluated from the "
+                             "features: a kernel matrix does not split into row blocks")
         client = self.client or get_client()
         blocks = row_blocks(self, X, y, sample_weight, len(client.scheduler_info()["workers"]))
         classes = label_classes(client, blocks)
@@ -42,7 +54,28 @@ class DaskMixin:
             counts = class_counts(client, blocks, classes)
             params["class_weight"] = dict(zip(classes.tolist(),
                                               (counts.sum() / (len(classes) * counts)).tolist()))
-        return client, blocks, classes, self._local_class(**params)
+        if params.get("gamma") == "scale":
+            params["gamma"] = np.finfo(np.float64).tiny
+        local = self._local_class(**params)
+        parts = client.compute([dask.delayed(partition_class)(local, Xk, yk, wk, classes)
+                                for Xk, yk, wk in blocks])
+        facts = client.gather([client.submit(block_facts, part) for part in parts])
+        result = Partitions(client, parts, classes, *(list(column) for column in zip(*facts)))
+        check_weights(result.weight_sum, sum(result.class_weights), classes)
+        return result
+
+    def _global_kernel(self, partitions):
+        """The kernel with gamma='scale' resolved as on all rows, 1 / (n_features X.var()),
+        checked for overflow on the largest row norm of all blocks."""
+        gamma = self.gamma
+        if gamma == "scale":
+            entries, total, squares = sum(partitions.moments)
+            var = squares / entries - (total / entries) ** 2
+            gamma = 1.0 / (self.n_features_in_ * var) if var > 0 else 1.0
+        kernel = Kernel(self.kernel, float(gamma) if uses_gamma(self.kernel) else None,
+                        int(self.degree), float(self.coef0))
+        check_kernel_range(kernel, max(partitions.max_sq_norms))
+        return kernel
 
     def to_local(self):
         """The fitted model as the local estimator (for ``save_model`` and the CLI)."""
@@ -74,14 +107,17 @@ class DaskMixin:
 class Block:
     """One row block's validated training data, built on the worker that holds it with the
     local estimator's own validation (``_problem``): ``problem`` (None for a block without
-    a row of positive weight), its packed rows, +-1 targets and weights, and the sums the
-    client combines (rows, weight, weight per class)."""
+    a row of positive weight), its packed rows, +-1 targets and weights, and what the
+    client combines (:func:`block_facts`)."""
 
     def __init__(self, local, X, y, weight, classes):
         self.problem = None
+        self.n_rows = X.shape[0]                # as given, rows of weight 0 included
         self.n_samples = 0
         self.weight_sum = 0.0
         self.class_weight = np.zeros(len(classes))
+        self.moments = np.zeros(3)              # entries, sum, sum of squares of X
+        self.max_sq_norm = 0.0
         if not has_positive_weight(local, X, y, weight, classes):
             return
         problem = self.problem = local._problem(X, y, weight, classes=classes, partial=True)
@@ -92,11 +128,45 @@ class Block:
         self.weight_sum = problem.weight_sum
         self.class_weight = np.bincount(problem.y, weights=problem.weights,
                                         minlength=len(classes))
+        values = problem.X.data if sp.issparse(problem.X) else problem.X
+        self.moments = np.array([problem.X.shape[0] * problem.X.shape[1],
+                                 float(np.sum(values, dtype=np.float64)),
+                                 float(np.sum(np.square(values, dtype=np.float64)))])
+        self.max_sq_norm = float(self.packed.sq_norms.max())
 
 
 def block_facts(block):
-    """(rows, weight, weight per class) of a :class:`Block`."""
-    return block.n_samples, block.weight_sum, block.class_weight
+    """What the client combines of a :class:`Block`, in the order of :class:`Partitions`."""
+    return (block.n_rows, block.n_samples, block.weight_sum, block.class_weight, block.moments,
+            block.max_sq_norm)
+
+
+@dataclass
+class Partitions:
+    """The futures of a fit's partitions (on their workers) and their facts, per block."""
+
+    client: object
+    parts: list
+    classes: np.ndarray
+    n_rows: list
+    n_samples: list
+    weight_sums: list
+    class_weights: list
+    moments: list
+    max_sq_norms: list
+
+    @property
+    def n(self):
+        """Rows of positive weight in all blocks."""
+        return sum(self.n_samples)
+
+    @property
+    def weight_sum(self):
+        return float(sum(self.weight_sums))
+
+    @property
+    def n_models(self):
+        return 1 if len(self.classes) == 2 else len(self.classes)
 
 
 def has_positive_weight(local, X, y, weight, classes):

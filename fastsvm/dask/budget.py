@@ -3,17 +3,14 @@
 import copy
 import time
 
-import dask
 import numpy as np
-import scipy.sparse as sp
 
-from ..base import check_kernel_range, regularization
+from ..base import regularization
 from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef
 from ..bsgd.solver import run_pass
-from ..kernels import Kernel, uses_gamma
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, block_facts, check_weights
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 from ._offset import Breakpoints, distributed_offsets
 
 
@@ -22,23 +19,14 @@ PIECE_ROWS = 1000
 
 
 class _Partition(Block):
-    """A :class:`~fastsvm.dask._base.Block` with its class indices, and the moments of X
-    that gamma='scale' takes."""
+    """A :class:`~fastsvm.dask._base.Block` with its class indices and the random order of
+    its rows in the current pass."""
 
     def __init__(self, local, X, y, weight, classes):
         super().__init__(local, X, y, weight, classes)
-        self.moments = np.zeros(3)              # entries, sum, sum of squares
-        self.max_sq_norm = 0.0
         self._order = (None, None)              # (seed, permutation) of the latest pass
-        if self.problem is None:
-            return
-        X = self.problem.X
-        self.labels = self.problem.y.astype(np.int64)
-        values = X.data if sp.issparse(X) else X
-        self.moments = np.array([X.shape[0] * X.shape[1], float(np.sum(values, dtype=np.float64)),
-                                 float(np.sum(np.square(values, dtype=np.float64)))])
-        self.max_sq_norm = float(self.packed.sq_norms.max())
-
+        if self.problem is not None:
+            self.labels = self.problem.y.astype(np.int64)
 
     def order(self, seed):
         """The random order of the rows for ``seed``, kept while its pieces are visited."""
@@ -46,10 +34,6 @@ class _Partition(Block):
             self._order = (seed, np.random.RandomState(seed).permutation(self.n_samples)
                            .astype(np.int64))
         return self._order[1]
-
-
-def _facts(part):
-    return block_facts(part) + (part.moments, part.max_sq_norm)
 
 
 def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, step_factor):
@@ -133,28 +117,18 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         self
         """
         with self._fitting():
-            if callable(self.kernel) or self.kernel == "precomputed":
-                raise ValueError(f"{type(self).__name__} needs a kernel evaluated from the "
-                                 "features: a kernel matrix does not split into row blocks")
             started = time.perf_counter()
-            client, blocks, classes, local = self._blocks(X, y, sample_weight)
-            if self.gamma == "scale":       # resolved below on all blocks
-                local.set_params(gamma=1.0)
-            parts = client.compute([dask.delayed(_Partition)(local, Xk, yk, wk, classes)
-                                    for Xk, yk, wk in blocks])
-            facts = client.gather([client.submit(_facts, part) for part in parts])
-            n = sum(f[0] for f in facts)
-            weight_sum = float(sum(f[1] for f in facts))
-            check_weights(weight_sum, sum(f[2] for f in facts), classes)
-            kernel = self._kernel(sum(f[3] for f in facts), max(f[4] for f in facts))
-            n_models = 1 if len(classes) == 2 else len(classes)
+            partitions = self._partitions(X, y, sample_weight, _Partition)
+            client, parts, classes = partitions.client, partitions.parts, partitions.classes
+            n, weight_sum, n_models = partitions.n, partitions.weight_sum, partitions.n_models
+            kernel = self._global_kernel(partitions)
             stream = self._new_stream(kernel, self.n_features_in_, n_models)
             stream.n_seen, stream.weight_seen = n, weight_sum
             stream.lam = regularization(self.C, weight_sum)
             if self.learning_rate == "linear-decay":
                 for state in stream.states:
                     state.horizon = self.epochs * n
-            self._travel(client, parts, stream, [f[0] for f in facts], n / weight_sum)
+            self._travel(client, parts, stream, partitions.n_samples, n / weight_sum)
             dual_coef = _dual_coef(stream)
             support_vectors = np.vstack([s.support_vectors() for s in stream.states])
             if self.fit_intercept:
@@ -165,18 +139,6 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             self._publish(self._assemble(stream, classes, dual_coef, support, support_vectors,
                                          started))
         return self
-
-    def _kernel(self, moments, max_sq_norm):
-        """The kernel with gamma='scale' resolved as on all rows: 1 / (n_features X.var())."""
-        gamma = self.gamma
-        if gamma == "scale":
-            entries, total, squares = moments
-            var = squares / entries - (total / entries) ** 2
-            gamma = 1.0 / (self.n_features_in_ * var) if var > 0 else 1.0
-        kernel = Kernel(self.kernel, float(gamma) if uses_gamma(self.kernel) else None,
-                        int(self.degree), float(self.coef0))
-        check_kernel_range(kernel, max_sq_norm)
-        return kernel
 
     def _travel(self, client, parts, stream, sizes, step_factor):
         """``epochs`` passes: each model (one for a shared budget) travels through the

@@ -3,13 +3,12 @@
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import dask
 import numpy as np
 
 from ..base import regularization
 from ..bounds.estimator import HuberSVC
 from ..bounds.solver import HuberEvaluator, huber_gradient_descent
-from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, block_facts, check_weights
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 
 
 class _Partition(Block):
@@ -138,15 +137,10 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
         """
         with self._fitting():
             started = time.perf_counter()
-            client, blocks, classes, local = self._blocks(X, y, sample_weight)
-            parts = client.compute([dask.delayed(_Partition)(local, Xk, yk, wk, classes)
-                                    for Xk, yk, wk in blocks])
-            facts = client.gather([client.submit(block_facts, part) for part in parts])
-            n = sum(f[0] for f in facts)
-            weight_sum = float(sum(f[1] for f in facts))
-            check_weights(weight_sum, sum(f[2] for f in facts), classes)
-            lam = regularization(self.C, weight_sum)
-            n_models = 1 if len(classes) == 2 else len(classes)
+            partitions = self._partitions(X, y, sample_weight, _Partition)
+            client, parts, classes = partitions.client, partitions.parts, partitions.classes
+            lam = regularization(self.C, partitions.weight_sum)
+            weight_sum, n_models = partitions.weight_sum, partitions.n_models
 
             def solve_one(model):
                 evaluator = _DaskEvaluator(client, parts, model)
@@ -158,5 +152,5 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
 
             with ThreadPoolExecutor(max_workers=n_models) as pool:
                 results = list(pool.map(solve_one, range(n_models)))
-            self._publish(self._fitted(results, classes, lam, n, started))
+            self._publish(self._fitted(results, classes, lam, partitions.n, started))
         return self

@@ -192,15 +192,43 @@ def sample_landmarks(problem, m, method, rng):
     r"""Indices of m distinct training rows of ``problem`` to serve as landmarks, sorted.
 
     ``method='uniform'``: m rows uniformly without replacement (the paper's
-    experiments).
+    experiments, :func:`uniform_landmarks`).  ``method='leverage'``:
+    approximate ridge leverage-score sampling (:func:`leverage_candidates`
+    and :func:`leverage_draw`).
+    """
+    n = problem.n_samples
+    if method == "uniform":
+        return uniform_landmarks(n, m, rng)
+    sketch, pool = leverage_candidates(n, m, rng)
+    return np.sort(pool[leverage_draw(problem, sketch, pool, n, m, rng)])
 
-    ``method='leverage'``: approximate ridge leverage-score sampling (the
-    paper's ref. [33], Rudi, Calandriello, Carratino & Rosasco, "On fast
-    leverage score sampling and optimal learning", NeurIPS 2018).  The ridge
-    leverage score of x_i at ridge lambda is
-    l_i = (K (K + lambda n I)^{-1})_{ii}; their sum is the effective
-    dimension d(lambda).  With a uniform sketch J of M rows, Woodbury gives
-    the estimator of [33] (eq. (4), weights A = (M/n) I for uniform J):
+
+def uniform_landmarks(n, m, rng):
+    """m of the row indices 0..n-1, uniformly without replacement, sorted."""
+    return np.sort(rng.choice(n, m, replace=False))
+
+
+def leverage_candidates(n, m, rng):
+    """(sketch, pool): the uniform row indices that approximate leverage-score sampling of
+    m landmarks among n rows evaluates (see :func:`leverage_draw`)."""
+    sketch = rng.choice(n, min(m, _options.LEVERAGE_SKETCH_SIZE, n), replace=False)
+    pool = rng.choice(n, min(n, _options.LEVERAGE_POOL_FACTOR * m), replace=False)
+    return sketch, pool
+
+
+def leverage_draw(problem, sketch, pool, n, m, rng):
+    r"""Positions in ``pool`` of m rows drawn by approximate ridge leverage scores.
+
+    ``sketch`` and ``pool`` are indices of rows of ``problem`` (which need
+    hold only those rows), drawn uniformly from n training rows by
+    :func:`leverage_candidates`.  The method is approximate ridge
+    leverage-score sampling (the paper's ref. [33], Rudi, Calandriello,
+    Carratino & Rosasco, "On fast leverage score sampling and optimal
+    learning", NeurIPS 2018).  The ridge leverage score of x_i at ridge
+    lambda is l_i = (K (K + lambda n I)^{-1})_{ii}; their sum is the
+    effective dimension d(lambda).  With the uniform sketch J of M rows,
+    Woodbury gives the estimator of [33] (eq. (4), weights A = (M/n) I for
+    uniform J):
 
     .. math::
 
@@ -210,17 +238,12 @@ def sample_landmarks(problem, m, method, rng):
     evaluated through the eigendecomposition of K_JJ.  lambda is chosen by
     bisection so that the estimated effective dimension n * mean(l~) equals
     m (the number of landmarks one can afford sets the scale that is
-    resolved), then m rows of a uniform pool of ``LEVERAGE_POOL_FACTOR * m``
+    resolved), then m rows of the uniform pool of ``LEVERAGE_POOL_FACTOR * m``
     rows are drawn without replacement with probability proportional to l~.
     This is one level of [33]'s BLESS ladder, with a fixed sketch of at most
     ``LEVERAGE_SKETCH_SIZE`` rows; its cost is pool x sketch^2, independent
     of n.
     """
-    n = problem.n_samples
-    if method == "uniform":
-        return np.sort(rng.choice(n, m, replace=False))
-    sketch = rng.choice(n, min(m, _options.LEVERAGE_SKETCH_SIZE, n), replace=False)
-    pool = rng.choice(n, min(n, _options.LEVERAGE_POOL_FACTOR * m), replace=False)
     s, U = scipy.linalg.eigh(problem.block(sketch, sketch), check_finite=False)
     s = np.maximum(s, 0.0)
     M = len(sketch)
@@ -247,5 +270,4 @@ def sample_landmarks(problem, m, method, rng):
     p = scores(np.exp(hi))
     # a floor keeps every pool row drawable (m may equal the pool size)
     p += 1e-12 * p.max() + 1e-300
-    chosen = rng.choice(len(pool), m, replace=False, p=p / p.sum())
-    return np.sort(pool[chosen])
+    return rng.choice(len(pool), m, replace=False, p=p / p.sum())

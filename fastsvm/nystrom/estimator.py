@@ -322,7 +322,8 @@ class NystromSVC(BaseSVC):
                     store.write(first, rows)
                     captured += float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
             info["time_embedding_s"] = time.perf_counter() - start
-            info["kernel_residual"] = self._kernel_residual(problem, captured)
+            info["kernel_residual"] = self._kernel_residual(
+                captured, float(problem.diagonal(np.arange(n)).sum()))
             info["embedding_shape"] = list(store.shape)
             info["embedding_bytes"] = int(store.nbytes)
             info["embedding_in_memory"] = store.in_memory
@@ -334,6 +335,22 @@ class NystromSVC(BaseSVC):
         finally:
             store.close()
         info["time_fit_s"] = time.perf_counter() - started
+        fitted = self._fitted(results, problem.classes, kernel, problem.rows[idx],
+                              (np.empty((0, 0)) if kernel.name == "precomputed"
+                               else problem.take(idx)), projection, info)
+        if self.verbose:
+            print(f"NystromSVC: embedding {n} x {store.shape[1]} "
+                  f"({'in memory' if store.in_memory else 'in a temporary file'}) in "
+                  f"{info['time_embedding_s']:.2f} s, {self.solver} "
+                  f"{fitted['n_iter_'].max()} stages in {info['time_solver_s']:.2f} s, "
+                  f"objective {results[0].objective[-1]:.5g}")
+        return fitted, Phi
+
+    def _fitted(self, results, classes, kernel, indices, components, projection, info):
+        """The fitted attributes: the solvers' ``results`` per binary model, the landmarks
+        kept (their row ``indices`` and rows ``components``; CSR rows stay sparse, nothing
+        is kept for 'precomputed') with the map ``projection``, and ``info`` completed
+        into ``training_info_``.  Warns if a solver did not reach ``tol``."""
         info["objective"] = [r.objective for r in results]
         info["violations"] = [r.violations for r in results]
         info["converged"] = [r.converged for r in results]
@@ -342,35 +359,26 @@ class NystromSVC(BaseSVC):
         if self.solver == "dcd":
             info["duality_gap"] = [r.gap for r in results]
         if self.tol is not None and not all(r.converged for r in results):
-            warnings.warn(f"NystromSVC did not reach tol={self.tol} within max_stages="
-                          f"{self._max_stages()} {'passes' if self.solver == 'dcd' else 'stages'}"
-                          "; increase max_stages or tol", ConvergenceWarning)
+            warnings.warn(f"{type(self).__name__} did not reach tol={self.tol} within "
+                          f"max_stages={self._max_stages()} "
+                          f"{'passes' if self.solver == 'dcd' else 'stages'}; increase "
+                          "max_stages or tol", ConvergenceWarning)
         W = np.array([r.w for r in results])
         bias_feature = 1.0 if self.fit_intercept else 0.0
         n_iter = np.array([r.epochs if self.solver == "dcd" else r.n_stages for r in results])
-        if self.verbose:
-            print(f"NystromSVC: embedding {n} x {store.shape[1]} "
-                  f"({'in memory' if store.in_memory else 'in a temporary file'}) in "
-                  f"{info['time_embedding_s']:.2f} s, {self.solver} {n_iter.max()} stages "
-                  f"in {info['time_solver_s']:.2f} s, objective {results[0].objective[-1]:.5g}")
-        fitted = {
-            "classes_": problem.classes, "gamma_": kernel.gamma,
-            "component_indices_": problem.rows[idx],
-            # CSR landmarks stay sparse; nothing to keep for 'precomputed'
-            "components_": (np.empty((0, 0)) if kernel.name == "precomputed"
-                            else problem.take(idx)),
-            "normalization_": projection, "n_components_": projection.shape[1],
-            "coef_": W[:, :-1], "intercept_": W[:, -1] * bias_feature, "n_iter_": n_iter,
-            "training_info_": info,
+        return {
+            "classes_": classes, "gamma_": kernel.gamma, "component_indices_": indices,
+            "components_": components, "normalization_": projection,
+            "n_components_": projection.shape[1], "coef_": W[:, :-1],
+            "intercept_": W[:, -1] * bias_feature, "n_iter_": n_iter, "training_info_": info,
         }
-        return fitted, Phi
 
     @staticmethod
-    def _kernel_residual(problem, captured):
-        """1 - sum_i ||embedding(x_i)||^2 / sum_i k(x_i, x_i): the share of the kernel's trace
-        over the training rows that the Nystrom approximation misses (trace(K - K_nystrom)
-        / trace(K), K - K_nystrom is positive semi-definite); warns above ``RESIDUAL_WARN``."""
-        total = float(problem.diagonal(np.arange(problem.n_samples)).sum())
+    def _kernel_residual(captured, total):
+        """1 - captured / total, where ``captured`` = sum_i ||embedding(x_i)||^2 and ``total``
+        = sum_i k(x_i, x_i) over the training rows: the share of the kernel's trace that
+        the Nystrom approximation misses (trace(K - K_nystrom) / trace(K), K - K_nystrom is
+        positive semi-definite); warns above ``RESIDUAL_WARN``."""
         if not total > 0:           # an indefinite kernel ('sigmoid') may have no trace
             return None
         residual = 1.0 - captured / total
