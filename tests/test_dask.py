@@ -11,11 +11,13 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-from fastsvm import BudgetSVC, HuberSVC  # noqa: E402
+from fastsvm import BudgetSVC, HuberSVC, NystromSVC  # noqa: E402
 from fastsvm.bsgd.solver import hinge_offset  # noqa: E402
-from fastsvm.dask import DaskBudgetSVC, DaskHuberSVC  # noqa: E402
+from fastsvm.dask import DaskBudgetSVC, DaskHuberSVC, DaskNystromSVC  # noqa: E402
+from fastsvm.dask import nystrom as dask_nystrom  # noqa: E402
 from fastsvm.dask._offset import Breakpoints, distributed_offsets  # noqa: E402
 from fastsvm.datasets import load_dataset  # noqa: E402
+from fastsvm.nystrom.solver import solve_dcd  # noqa: E402
 from fastsvm.persistence import load_model, save_model  # noqa: E402
 
 from .test_budget_svc import needs_data  # noqa: E402
@@ -233,26 +235,204 @@ def test_budget_bad_input_and_parameters(client):
 @pytest.mark.parametrize("make", [
     lambda client: DaskBudgetSVC(client=client, budget=100, epochs=10, random_state=0),
     lambda client: DaskHuberSVC(client=client, eta0=1.0, tol=1e-9),
-], ids=["budget", "huber"])
+    lambda client: DaskNystromSVC(client=client, C=30.0, n_components=300, random_state=0),
+], ids=["budget", "huber", "nystrom"])
 def test_a_worker_lost_mid_fit_is_recovered(client, make):
-    """A worker restarted half-way through a fit loses its partitions; Dask recomputes
-    them from their inputs, and the model is the one of an undisturbed fit (the partition
+    """A worker restarted half-way through a fit (at the middle one of the fit's calls to
+    ``gather``, while tasks are in flight) loses its partitions; Dask recomputes them
+    from their inputs, and the model is the one of an undisturbed fit (the partition
     state that is rebuilt changes which margins are computed, not the result)."""
-    import threading
-    import time
-
     X, y = _data(n=20_000)
     Xd, yd = da.from_array(X, chunks=5000), da.from_array(y, chunks=5000)
-    started = time.perf_counter()
-    reference = make(client).fit(Xd, yd)
-    worker = next(iter(client.scheduler_info()["workers"]))
-    timer = threading.Timer((time.perf_counter() - started) / 2,
-                            lambda: client.restart_workers([worker]))
-    timer.start()
-    disturbed = make(client).fit(Xd, yd)
-    timer.join()
-    assert worker not in client.scheduler_info()["workers"]       # it was restarted
+    counting = _RestartingClient(client, at=None)
+    reference = make(counting).fit(Xd, yd)
+    assert counting.gathers >= 3
+    restarting = _RestartingClient(client, at=counting.gathers // 2)
+    disturbed = make(restarting).fit(Xd, yd)
+    assert restarting.restarted not in client.scheduler_info()["workers"]
     for name in ("dual_coef_", "coef_", "intercept_"):
         if hasattr(reference, name):
             assert_allclose(getattr(disturbed, name), getattr(reference, name), rtol=1e-10,
                             atol=1e-12)
+
+
+class _RestartingClient:
+    """The client, restarting one worker at its ``at``-th call to ``gather`` (counting
+    them with ``at=None``)."""
+
+    def __init__(self, client, at):
+        self._client, self._at = client, at
+        self.gathers, self.restarted = 0, None
+
+    def gather(self, *args, **kwargs):
+        self.gathers += 1
+        if self.gathers == self._at:
+            self.restarted = next(iter(self._client.scheduler_info()["workers"]))
+            self._client.restart_workers([self.restarted])
+        return self._client.gather(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+# ------------------------------------------------------------------ DaskNystromSVC
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _InProcessClient:
+    """submit / gather / cancel on futures computed at once in this process."""
+
+    def submit(self, func, *args, pure=True):
+        return _Done(func(*[a.value if isinstance(a, _Done) else a for a in args]))
+
+    def gather(self, futures):
+        return [f.value for f in futures]
+
+    def cancel(self, futures):
+        pass
+
+
+class _Part:
+    """What the solver reads of an embedded partition."""
+
+    def __init__(self, Phi, y, upper, weights):
+        self.n_samples, self.Phi, self.targets = len(y), Phi, [y]
+        self.bias_feature, self.upper, self.weights = 1.0, upper, weights
+        self.q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64) + 1.0
+
+
+@pytest.mark.parametrize("C, pieces", [(1.0, 1), (1.0, 8), (30.0, 1)])
+def test_travelling_dcd_certifies_the_local_optimum(monkeypatch, C, pieces):
+    """In-process: the passes over 4 partitions (in ``pieces`` per pass, then over the
+    active rows on one worker) reach the local solver's optimum, certified: the gap it
+    reports is that of its w and alpha, recomputed here from the partitions' alphas."""
+    monkeypatch.setattr(dask_nystrom, "MIN_PIECE_ROWS", 3000 // pieces)
+    X, y = _data(n=3000, seed=3)
+    Phi = NystromSVC(n_components=80, random_state=0).fit_transform(X, y)
+    target = np.where(y == 1, 1.0, -1.0)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    lam = 1.0 / (C * weight.sum())
+    local = solve_dcd(Phi, target, weight * len(y) / weight.sum(), 1.0, lam, 5000, 1e-6,
+                      np.random.default_rng(0))
+    blocks = np.array_split(np.arange(len(y)), 4)
+    parts = [_Part(Phi[b], target[b], C * weight[b], weight[b]) for b in blocks]
+    seen = []
+    monkeypatch.setattr(dask_nystrom, "_gap_terms", lambda part, dual, model, w: seen.append(
+        dual) or (float(part.weights @ np.maximum(0, 1 - part.targets[0] * (
+            part.Phi @ w[:-1].astype(np.float32) + w[-1]))), float(dual.alpha.sum())))
+    result = dask_nystrom.solve_dcd_travelling(_InProcessClient(), parts, [len(b) for b in blocks],
+                                               0, Phi.shape[1], 1.0, lam, weight.sum(), 5000,
+                                               1e-3, np.random.default_rng(1))
+    assert result.converged and result.gap[-1] <= 1e-3
+    optimum = local.objective[-1]
+    assert optimum <= result.objective[-1] * (1 + 1e-6) <= optimum * (1 + 1.001e-3)
+    alpha = np.concatenate([dual.alpha for dual in seen[-4:]])
+    assert np.all((alpha >= 0) & (alpha <= C * weight * (1 + 1e-12)))
+    w = np.append(Phi.T.astype(np.float64) @ (alpha * target), alpha @ target)
+    dual = lam * (alpha.sum() - 0.5 * w @ w)
+    assert dual <= optimum * (1 + 1e-9)
+    assert (result.objective[-1] - dual) / result.objective[-1] <= 1e-3 * (1 + 1e-6)
+    assert result.epochs <= 3 * local.epochs + 20
+
+
+def test_piece_counts():
+    counts = dask_nystrom.piece_counts(np.array([0, 500, 250_000, 40_000]))
+    assert counts[0] == 0 and counts[1] == 1 and 1 <= counts.sum() - 1 <= 65
+    assert counts[2] > 5 * counts[3] > 0
+    assert_array_equal(dask_nystrom.piece_counts(np.array([10, 10])), [1, 1])
+
+
+def test_nystrom_binary_model_is_the_local_one(client):
+    """The same landmarks, map and embedding; the solvers certify the same optimum."""
+    X, y = _data(n=4000, seed=4)
+    Xt, yt = X[3000:], y[3000:]
+    X, y = X[:3000], y[:3000]
+    params = dict(C=10.0, n_components=150, random_state=0)
+    local = NystromSVC(**params).fit(X, y)
+    dist = DaskNystromSVC(client=client, **params).fit(da.from_array(X, chunks=(700, 6)),
+                                                       da.from_array(y, chunks=500))
+    assert_array_equal(dist.component_indices_, local.component_indices_)
+    assert_allclose(dist.components_, local.components_)
+    assert_allclose(dist.normalization_, local.normalization_, rtol=1e-10, atol=1e-12)
+    assert dist.gamma_ == pytest.approx(local.gamma_, rel=1e-12)
+    assert dist.training_info_["kernel_residual"] == pytest.approx(
+        local.training_info_["kernel_residual"], rel=1e-5)
+    ours, theirs = dist.training_info_["objective"][0][-1], local.training_info_["objective"][0][-1]
+    assert dist.training_info_["converged"] == [True]
+    assert abs(ours - theirs) <= 1e-3 * max(ours, theirs)      # both within tol of P*
+    assert abs(dist.score(Xt, yt) - local.score(Xt, yt)) <= 0.003
+    assert isinstance(dist.predict(Xt), np.ndarray)
+
+
+def test_nystrom_multiclass_weighted_dataframe_leverage_and_round_trip(client, tmp_path):
+    X, y = _data(n=3000, classes=3, seed=5)
+    weight = np.random.default_rng(1).uniform(0.0, 2.0, len(y))
+    weight[:30] = 0.0
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    frame = dd.from_pandas(pd.DataFrame(X, columns=columns), npartitions=3)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3)
+    weights = dd.from_pandas(pd.Series(weight), npartitions=3)
+    params = dict(n_components=120, landmarks="leverage", class_weight="balanced",
+                  random_state=2)
+    local = NystromSVC(**params).fit(pd.DataFrame(X, columns=columns), y, sample_weight=weight)
+    dist = DaskNystromSVC(client=client, **params).fit(frame, labels, sample_weight=weights)
+    assert_array_equal(dist.component_indices_, local.component_indices_)
+    assert list(dist.feature_names_in_) == columns
+    assert all(dist.training_info_["converged"])
+    for ours, theirs in zip(dist.training_info_["objective"], local.training_info_["objective"]):
+        assert abs(ours[-1] - theirs[-1]) <= 1e-3 * max(ours[-1], theirs[-1])
+    frame_test = pd.DataFrame(X, columns=columns)
+    predicted = dist.predict(frame)
+    assert isinstance(predicted, da.Array)
+    assert np.mean(predicted.compute() == local.predict(frame_test)) >= 0.98
+    embedded = dist.transform(frame)
+    assert isinstance(embedded, da.Array)
+    assert_allclose(embedded.compute(), dist.transform(frame_test), rtol=1e-6, atol=1e-6)
+    save_model(dist.to_local(), tmp_path / "n.npz")
+    assert_array_equal(load_model(tmp_path / "n.npz").predict(frame_test),
+                       dist.predict(frame_test))
+
+
+def test_nystrom_sparse_poly_input_resolves_gamma_on_all_rows(client):
+    """gamma='scale' of all partitions; the partitions validate with a placeholder gamma
+    that cannot overflow the polynomial kernel (gamma = 1 would on these norms)."""
+    X, y = _data(n=800)
+    X[np.abs(X) < 1.0] = 0.0
+    X = sp.csr_matrix(X * 1e40)
+    params = dict(kernel="poly", degree=3, n_components=60, random_state=0)
+    dist = DaskNystromSVC(client=client, **params).fit(X, y)
+    local = NystromSVC(**params).fit(X, y)
+    assert dist.gamma_ == pytest.approx(local.gamma_, rel=1e-12)
+    assert sp.issparse(dist.components_)
+    assert abs(dist.score(X, y) - local.score(X, y)) <= 0.01
+
+
+def test_nystrom_bad_input_and_parameters(client):
+    X, y = _data(n=300)
+    Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    with pytest.raises(ValueError, match="solver='assg' is local only"):
+        DaskNystromSVC(client=client, solver="assg").fit(Xd, yd)
+    with pytest.raises(ValueError, match="kernel evaluated from the features"):
+        DaskNystromSVC(client=client, kernel="precomputed").fit(Xd, yd)
+    with pytest.raises(ValueError, match="NaN"):
+        DaskNystromSVC(client=client).fit(da.from_array(_with_nan(X), chunks=100), yd)
+    with pytest.warns(UserWarning, match="larger than the 300 training rows"):
+        DaskNystromSVC(client=client, n_components=400).fit(Xd, yd)
+
+
+@needs_data
+def test_nystrom_accuracy_is_the_local_one(client):
+    """ijcnn1 in 4 partitions at the defaults: within 0.3 points of NystromSVC."""
+    X, y, Xt, yt = load_dataset("ijcnn1")
+    chunks = X.shape[0] // 4 + 1
+    X = X.toarray()
+    local = NystromSVC(random_state=0).fit(X, y)
+    dist = DaskNystromSVC(client=client, random_state=0).fit(
+        da.from_array(X, chunks=(chunks, -1)), da.from_array(y, chunks=chunks))
+    assert all(dist.training_info_["converged"])
+    assert abs(dist.score(Xt.toarray(), yt) - local.score(Xt.toarray(), yt)) <= 0.003

@@ -9,7 +9,10 @@ LightGBM's ``DaskLGBMClassifier`` and ``xgboost.dask``:
   worker summing the loss and gradient of its partitions with the margin
   bounds of its own rows;
 * :class:`DaskBudgetSVC`: :class:`fastsvm.BudgetSVC`'s SGD, the model of at
-  most ``budget`` support vectors travelling from partition to partition.
+  most ``budget`` support vectors travelling from partition to partition;
+* :class:`DaskNystromSVC`: :class:`fastsvm.NystromSVC`'s landmarks and map,
+  each partition embedded on its worker, the linear SVM solved there by
+  CoCoA+ to the same certificate.
 
 ``fit(X, y, sample_weight=None)`` takes dask arrays and dask DataFrames /
 Series (and NumPy or SciPy input for convenience); ``predict`` and
@@ -25,5 +28,6 @@ if find_spec("dask") is None or find_spec("distributed") is None:  # pragma: no 
 
 from .budget import DaskBudgetSVC
 from .huber import DaskHuberSVC
+from .nystrom import DaskNystromSVC
 
-__all__ = ["DaskBudgetSVC", "DaskHuberSVC"]
+__all__ = ["DaskBudgetSVC", "DaskHuberSVC", "DaskNystromSVC"]
