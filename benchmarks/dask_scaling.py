@@ -1,5 +1,6 @@
-"""DaskHuberSVC and DaskBudgetSVC on 10 million rows generated on the workers: time per
-pass and peak memory with 1 and 2 workers, accuracy next to the local estimators.
+"""DaskHuberSVC, DaskBudgetSVC and DaskNystromSVC on 10 million rows generated on the
+workers: time per pass and peak memory with 1 and 2 workers, accuracy next to the local
+estimators.
 
 Data: a HIGGS-like set of ``--rows`` rows (default 10,000,000) and 28 dense
 standard-normal float64 features, generated on the workers by
@@ -49,6 +50,15 @@ rows.  Then, on all rows:
   ``DaskBudgetSVC._travel`` (wrapped) over the epochs.  "after" is mostly
   the exact hinge offset (the decision values of every row).  A binary
   problem is one chain, so a second worker is not expected to shorten it.
+* ``DaskNystromSVC(n_components=100, random_state=0)`` (``--nystrom-components``)
+  at its defaults otherwise (RBF, gamma = 'scale', tol = 1e-3 on the
+  duality gap): "setup" is drawing the landmarks and factoring K_mm, then
+  every partition is embedded on its worker (reported apart, "embedding":
+  the part two workers share), then the dual coordinate descent runs
+  (:mod:`fastsvm.dask.nystrom`); one pass is one of its passes, time per
+  pass = solver time / passes, from ``training_info_``.  The embedding
+  takes rows x r x 4 bytes (4 GB at 10 million rows and r = 100) on the
+  workers.
 
 Peak memory, sampled every 50 ms during each fit by a thread of the client
 reading ``/proc/PID/status`` (the cluster is local, so the worker
@@ -77,17 +87,16 @@ workers: ``HuberSVC(eta0=1.0, tol=1e-4)`` (converged) and
 against the Dask estimator with the same parameters on the same rows;
 fit times (perf_counter around ``fit``), passes and test accuracy.
 
-Run ``python benchmarks/dask_scaling.py`` (estimate: about 11 minutes on
-two cores, extrapolated linearly from a run on 1 million rows: about 4
-minutes per cluster for DaskBudgetSVC, whose epoch costs about 21 ms per
-1,000-row piece, 10,000 pieces in one chain, plus 30 s for its offset;
-about 30 s per cluster for DaskHuberSVC (1 s per pass with one worker, the
-first about 11 s); 1 minute for the comparison on 1 million rows.  It
+Run ``python benchmarks/dask_scaling.py`` (9.0 minutes on two cores in the
+run of 2026-11-24: per cluster about 2.3 minutes for DaskBudgetSVC, whose
+epoch costs about 11 ms per 1,000-row piece, 10,000 pieces in one chain,
+plus 20-34 s for its offset; about 1 minute for DaskNystromSVC and 20-30 s
+for DaskHuberSVC; 40 s for the comparison on 1 million rows).  It
 needs about 9 GB of free memory: with one worker, DaskHuberSVC's
 partitions hold the data, a sorted copy and its prefix sums, about 3.8
 times the 2.2 GB of data); ``--smoke`` for a check in seconds
-(20,000 rows in chunks of 5,000, 5 iterations, budget 50, 10,000 local
-rows, 5,000 test rows).  Output:
+(20,000 rows in chunks of 5,000, 5 iterations, budget 50, 20 landmarks,
+10,000 local rows, 5,000 test rows).  Output:
 ``benchmarks/results/dask_scaling.{json,md,png}``.
 """
 
@@ -114,6 +123,7 @@ LOCAL_ROWS, SMOKE_LOCAL_ROWS = 1_000_000, 10_000
 N_TEST, SMOKE_N_TEST = 100_000, 5_000
 HUBER_ITERS, SMOKE_HUBER_ITERS = 30, 5
 BUDGET, SMOKE_BUDGET = 500, 50
+COMPONENTS, SMOKE_COMPONENTS = 100, 20
 WORKERS = [1, 2]
 N_FEATURES = 28
 TRAIN_SEED, TEST_SEED, WEIGHT_SEED = 0, 1, 2024
@@ -122,8 +132,9 @@ WARM_ROWS = 2000
 SAMPLE_S = 0.05                  # sampling interval of /proc/PID/status during a fit
 SETTLE_S = 1.0                   # pause after a fit for its partitions to be dropped
 LOCAL_HUBER_TOL = 1e-4
-ESTIMATORS = ("DaskHuberSVC", "DaskBudgetSVC")
-LOCAL_OF = {"DaskHuberSVC": "HuberSVC", "DaskBudgetSVC": "BudgetSVC"}
+ESTIMATORS = ("DaskHuberSVC", "DaskBudgetSVC", "DaskNystromSVC")
+LOCAL_OF = {"DaskHuberSVC": "HuberSVC", "DaskBudgetSVC": "BudgetSVC",
+            "DaskNystromSVC": "NystromSVC"}
 MB = 2.0**20
 
 
@@ -148,8 +159,11 @@ def parse_args(argv):
                    help=f"DaskBudgetSVC budget (default {BUDGET}; smoke {SMOKE_BUDGET})")
     p.add_argument("--budget-epochs", type=int, default=1,
                    help="DaskBudgetSVC epochs (default 1)")
+    p.add_argument("--nystrom-components", type=int, default=None,
+                   help=f"DaskNystromSVC n_components (default {COMPONENTS}; smoke "
+                        f"{SMOKE_COMPONENTS})")
     p.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=list(ESTIMATORS),
-                   help="what to fit (default: both)")
+                   help="what to fit (default: all three)")
     p.add_argument("--sets", nargs="*", default=None,
                    help="ignored: the data are generated (accepted so that run_all.py can pass "
                         "it on to every script)")
@@ -157,7 +171,8 @@ def parse_args(argv):
     defaults = {"rows": (ROWS, SMOKE_ROWS), "chunk_rows": (CHUNK_ROWS, SMOKE_CHUNK_ROWS),
                 "local_rows": (LOCAL_ROWS, SMOKE_LOCAL_ROWS), "n_test": (N_TEST, SMOKE_N_TEST),
                 "huber_iters": (HUBER_ITERS, SMOKE_HUBER_ITERS),
-                "budget": (BUDGET, SMOKE_BUDGET)}
+                "budget": (BUDGET, SMOKE_BUDGET),
+                "nystrom_components": (COMPONENTS, SMOKE_COMPONENTS)}
     for key, (full, smoke) in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, smoke if args.smoke else full)
@@ -225,6 +240,8 @@ def make_estimator(name, args, client=None, timed=True):
     if name.endswith("HuberSVC"):
         params = (dict(eta0=1.0, tol=0.0, max_iter=args.huber_iters) if timed
                   else dict(eta0=1.0, tol=LOCAL_HUBER_TOL))
+    elif name.endswith("NystromSVC"):
+        params = dict(n_components=args.nystrom_components, random_state=0)
     else:
         params = dict(budget=args.budget, epochs=args.budget_epochs, random_state=0)
     return cls(**params, **extra)
@@ -262,7 +279,7 @@ def pass_timer():
 
 def _warm_up_worker():
     """Tiny local fits in a worker process: numba's kernels loaded before the timings."""
-    from fastsvm import BudgetSVC, HuberSVC
+    from fastsvm import BudgetSVC, HuberSVC, NystromSVC
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(300, N_FEATURES))
@@ -271,6 +288,7 @@ def _warm_up_worker():
         warnings.simplefilter("ignore")
         HuberSVC(max_iter=5).fit(X, y).predict(X)
         BudgetSVC(budget=20, epochs=1, random_state=0).fit(X, y).predict(X)
+        NystromSVC(n_components=10, random_state=0).fit(X, y).predict(X)
     return True
 
 
@@ -283,7 +301,8 @@ def warm_up(client, X, y, args):
         warnings.simplefilter("ignore")
         for name in args.estimators:
             clf = make_estimator(name, args, client)
-            clf.set_params(**({"max_iter": 3} if name == "DaskHuberSVC" else {"budget": 20}))
+            clf.set_params(**{"DaskHuberSVC": {"max_iter": 3}, "DaskBudgetSVC": {"budget": 20},
+                              "DaskNystromSVC": {"n_components": 10}}[name])
             clf.fit(X[:m], y[:m]).predict(X[:100].compute())
 
 
@@ -310,19 +329,26 @@ def measure(name, client, worker_pids, X, y, X_test, y_test, args, k):
             fit_s = time.perf_counter() - started
     ended = started + fit_s
     peaks_mb = peaks(sampler, reset)
+    info = clf.training_info_
+    passes = len(spans) if name == "DaskHuberSVC" else args.budget_epochs
+    if name == "DaskNystromSVC":       # one span: the solver; setup and embedding before it
+        passes = int(np.max(clf.n_iter_))
+        solver_start = started + info["time_landmarks_s"] + info["time_embedding_s"]
+        spans = [(solver_start, solver_start + info["time_solver_s"])]
     durations = [b - a for a, b in spans]
     decision = clf.decision_function(X_test)
     accuracy = float(np.mean(clf.predict(X_test) == y_test))
     client_base, client_peak = peaks_mb["self"]
     result = {
         "estimator": name, "workers": k, "rows": X.shape[0], "partitions": X.numblocks[0],
-        "fit_s": fit_s, "passes": len(spans) if name == "DaskHuberSVC" else args.budget_epochs,
-        "pass_s": (sum(durations) / len(durations) if name == "DaskHuberSVC"
-                   else sum(durations) / args.budget_epochs),
+        "fit_s": fit_s, "passes": passes, "pass_s": sum(durations) / passes,
         "pass_median_s": float(np.median(durations)) if name == "DaskHuberSVC" else None,
         "first_pass_s": durations[0] if name == "DaskHuberSVC" else None,
         "pass_durations_s": durations,
-        "setup_s": spans[0][0] - started, "after_s": ended - spans[-1][1],
+        "setup_s": (info["time_landmarks_s"] if name == "DaskNystromSVC"
+                    else spans[0][0] - started),
+        "embedding_s": info["time_embedding_s"] if name == "DaskNystromSVC" else None,
+        "after_s": ended - spans[-1][1],
         "accuracy": accuracy, "model_sha256": model_hash(clf),
         "client_baseline_mb": client_base, "client_peak_mb": client_peak,
         "client_increase_mb": client_peak - client_base,
@@ -332,15 +358,19 @@ def measure(name, client, worker_pids, X, y, X_test, y_test, args, k):
         "vmhwm_reset": all(reset.values()), "samples": sampler.samples,
         "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught}),
     }
-    info = clf.training_info_
     if name == "DaskHuberSVC":
         result.update(n_iter=int(np.max(clf.n_iter_)),
                       examined_fraction=float(np.mean(info["examined_fraction"])),
                       n_sorts=int(np.sum(info["n_sorts"])),
                       objective=float(info["objective"][0][-1]))
-    else:
+    elif name == "DaskBudgetSVC":
         result.update(n_support=int(np.sum(clf.n_support_)), steps=int(info["steps"]),
                       merges=int(info["merges"]))
+    else:
+        result.update(n_components=int(clf.n_components_),
+                      duality_gap=float(info["duality_gap"][0][-1]),
+                      objective=float(info["objective"][0][-1]),
+                      kernel_residual=info["kernel_residual"])
     del clf
     return result, decision
 
@@ -365,8 +395,8 @@ def compare_local(client, X, y, X_test, y_test, args, k):
                 fit_s = time.perf_counter() - started
             row[where] = {
                 "fit_s": fit_s, "accuracy": float(np.mean(clf.predict(X_test) == y_test)),
-                "passes": (int(np.max(clf.n_iter_)) if name == "DaskHuberSVC"
-                           else args.budget_epochs),
+                "passes": (args.budget_epochs if name == "DaskBudgetSVC"
+                           else int(np.max(clf.n_iter_))),
                 "params": {p: v for p, v in clf.get_params().items() if p != "client"},
                 "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})}
             H.log(f"  {m:,} rows, {LOCAL_OF[name] if where == 'local' else name} ({where}): "
@@ -498,6 +528,7 @@ def render_markdown(payload):
                   "costs and meaningless.", ""]
     huber = s["timed_params"].get("DaskHuberSVC")
     budget = s["timed_params"].get("DaskBudgetSVC")
+    nystrom = s["timed_params"].get("DaskNystromSVC")
     lines += [
         f"Data: {s['rows']:,} rows x {s['n_features']} standard-normal float64 features "
         f"({s['data_mb']:,.0f} MB), generated on the workers by "
@@ -522,6 +553,14 @@ def render_markdown(payload):
                   "one epoch, the model travelling through the partitions in pieces of 1,000 "
                   "rows (one chain of tasks: a second worker cannot run any of it at the same "
                   "time)."]
+    if nystrom:
+        lines += [f"DaskNystromSVC(n_components={nystrom['n_components']}, "
+                  f"random_state={nystrom['random_state']}), RBF, gamma = 'scale', "
+                  f"tol = {nystrom['tol']:g}: one pass = one pass of its dual coordinate "
+                  "descent (over all rows, travelling through the partitions in pieces, or "
+                  "over the rows shrinking kept active); time per pass = solver time / passes. "
+                  "**embedding**: every partition embedded on its worker (in parallel); "
+                  "**setup**: for it, the landmarks drawn and K_mm factored."]
     lines += ["**setup**: from `fit` to the first pass (partitions validated and packed on "
               "the workers); **after**: from the last pass to the end of `fit` (Huber: the "
               "evaluation of the returned model; Budget: mostly the exact offset over all "
@@ -531,11 +570,13 @@ def render_markdown(payload):
         table.append([r["estimator"], r["workers"], f"{r['rows']:,}", r["partitions"],
                       r["passes"], f"{r['pass_s']:.3f}", _fmt(r.get("pass_median_s"), ".3f"),
                       _fmt(r.get("first_pass_s"), ".3f"),
-                      f"{r['fit_s']:.1f}", f"{r['setup_s']:.1f}", f"{r['after_s']:.1f}",
+                      f"{r['fit_s']:.1f}", f"{r['setup_s']:.1f}",
+                      _fmt(r.get("embedding_s"), ".1f"), f"{r['after_s']:.1f}",
                       _fmt(r.get("examined_fraction"), ".3f"), f"{100 * r['accuracy']:.2f}"])
     lines += ["## Time per pass", "", H.markdown_table(
         ["estimator", "workers", "rows", "partitions", "passes", "time per pass (s)",
-         "median pass (s)", "first pass (s)", "fit (s)", "setup (s)", "after (s)", "examined",
+         "median pass (s)", "first pass (s)", "fit (s)", "setup (s)", "embedding (s)",
+         "after (s)", "examined",
          "test accuracy (%)"], table)]
     workers = s["workers"]
     if len(workers) > 1:
@@ -588,8 +629,9 @@ def render_markdown(payload):
                   f"The first {first['rows']:,} rows of the same persisted data, brought to "
                   f"the client as NumPy arrays for the local fit (in the client process); the "
                   f"Dask fit on the same rows ({first['partitions']} partitions, "
-                  f"{first['workers']} workers). HuberSVC(eta0=1, tol={LOCAL_HUBER_TOL:g}) "
-                  "and BudgetSVC(budget, epochs, random_state=0) as above, both sides alike; "
+                  f"{first['workers']} workers). HuberSVC(eta0=1, tol={LOCAL_HUBER_TOL:g}), "
+                  "BudgetSVC(budget, epochs, random_state=0) and NystromSVC(n_components, "
+                  "random_state=0) as above, both sides alike; "
                   "accuracy on the test set.", "",
                   H.markdown_table(["local", "dask", "rows", "workers", "local fit (s)",
                                     "dask fit (s)", "local passes", "dask passes",
@@ -627,7 +669,8 @@ def plot(payload, path):
         for bar, value in zip(bars, values):
             ax.annotate(f"{value:.3g} s", (bar.get_x() + bar.get_width() / 2, value),
                         ha="center", va="bottom", fontsize=8)
-        unit = "iteration" if name == "DaskHuberSVC" else "epoch"
+        unit = {"DaskHuberSVC": "iteration", "DaskBudgetSVC": "epoch",
+                "DaskNystromSVC": "DCD pass"}[name]
         ax.set_ylabel(f"time per pass ({unit}), s")
         ax.set_title(f"{name}, {s['rows']:,} rows", fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)

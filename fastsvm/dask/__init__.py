@@ -11,8 +11,8 @@ LightGBM's ``DaskLGBMClassifier`` and ``xgboost.dask``:
 * :class:`DaskBudgetSVC`: :class:`fastsvm.BudgetSVC`'s SGD, the model of at
   most ``budget`` support vectors travelling from partition to partition;
 * :class:`DaskNystromSVC`: :class:`fastsvm.NystromSVC`'s landmarks and map,
-  each partition embedded on its worker, the linear SVM solved there by
-  CoCoA+ to the same certificate.
+  each partition embedded on its worker, the linear SVM solved there by the
+  local dual coordinate descent, to the same certificate.
 
 ``fit(X, y, sample_weight=None)`` takes dask arrays and dask DataFrames /
 Series (and NumPy or SciPy input for convenience); ``predict`` and

@@ -276,7 +276,7 @@ class _Travelling:
         """Whether the next passes run over the active rows moved to one worker: after a
         pass that shrank them to at most ``GATHER_BYTES`` of embedding."""
         total = int(self.active.sum())
-        return (not self.reset and total < self.sizes.sum()
+        return (not self.reset and 0 < total < self.sizes.sum()
                 and total * len(self.w) * 4 <= GATHER_BYTES)
 
     def travel(self):
