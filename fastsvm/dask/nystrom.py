@@ -414,9 +414,9 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
 
     Only ``solver='dcd'`` is offered (the stochastic solvers visit rows at
     random across all partitions).  ``max_stages`` bounds the passes, as
-    locally.  ``max_embedding_mb`` and
-    ``n_jobs`` are not used: each embedding stays in its worker's memory,
-    which Dask manages, and the cluster runs the partitions.
+    locally.  ``max_embedding_mb`` and ``n_jobs`` are not used: each
+    embedding stays in its worker's memory, which Dask manages, and the
+    cluster runs the partitions.
     ``component_indices_`` are row positions in the whole input, as given.
     Kernels are those evaluated from the features.
 
