@@ -419,6 +419,17 @@ def test_nystrom_sparse_poly_input_resolves_gamma_on_all_rows(client):
     assert abs(dist.score(X, y) - local.score(X, y)) <= 0.01
 
 
+@pytest.mark.filterwarnings("ignore:the Nystrom embedding misses")
+def test_nystrom_auto_components_grow_as_locally(client):
+    """n_components='auto' on sparse wide rows: the same growing draws as NystromSVC."""
+    X = sp.random(1500, 2000, density=0.005, format="csr", random_state=0)
+    y = np.arange(1500) % 2
+    local = NystromSVC(random_state=0).fit(X, y)
+    dist = DaskNystromSVC(client=client, random_state=0).fit(X, y)
+    assert dist.training_info_["landmarks_drawn"] == local.training_info_["landmarks_drawn"] > 1000
+    assert_array_equal(dist.component_indices_, local.component_indices_)
+
+
 def test_nystrom_bad_input_and_parameters(client):
     X, y = _data(n=300)
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)

@@ -451,6 +451,54 @@ def test_kernel_residual_is_the_missed_share_of_the_trace(kernel, params):
         1 - approx.sum() / np.trace(K), rel=1e-3, abs=1e-6)   # float32 embedding
 
 
+def test_choose_landmarks_doubles_while_the_residual_is_high():
+    from fastsvm.nystrom.estimator import AUTO_RESIDUAL, choose_landmarks
+
+    draws = []
+
+    def draw(m):
+        draws.append(m)
+        return np.arange(m)
+
+    def factor(idx):
+        return np.arange(len(idx)), np.eye(len(idx))
+
+    rng = np.random.default_rng(0)
+    residuals = iter([0.5, 0.3, AUTO_RESIDUAL])      # above, above, at the target: stop
+    *_, m = choose_landmarks(10_000, 100, 5000, draw, factor, lambda *a: next(residuals), rng)
+    assert draws == [100, 200, 400] and m == 400
+    draws.clear()                                     # at most grow_to
+    *_, m = choose_landmarks(10_000, 100, 300, draw, factor, lambda *a: 0.9, rng)
+    assert draws == [100, 200, 300] and m == 300
+    draws.clear()                                     # a kernel without a positive trace
+    choose_landmarks(10_000, 100, 300, draw, factor, lambda *a: None, rng)
+    assert draws == [100]
+    draws.clear()                                     # an int n_components: no residual
+    choose_landmarks(10_000, 100, 100, draw, factor, lambda *a: pytest.fail("computed"), rng)
+    assert draws == [100]
+
+
+def test_auto_components_respect_n_and_the_memory_budget():
+    from fastsvm.nystrom.estimator import auto_components
+
+    assert auto_components(500, 2**40) == (500, 500)
+    assert auto_components(100_000, 2**40) == (1000, 4000)
+    assert auto_components(100_000, 4 * 100_000 * 1500) == (1000, 1500)
+    assert auto_components(10**7, 2**30) == (1000, 1000)
+
+
+@pytest.mark.filterwarnings("ignore:the Nystrom embedding misses")
+def test_auto_components_grow_where_the_embedding_misses_much():
+    """Sparse wide rows: 'auto' draws more than 1000 landmarks and misses less of the
+    kernel than 1000 do."""
+    X = sp.random(1500, 2000, density=0.005, format="csr", random_state=0)
+    y = np.arange(1500) % 2
+    auto = NystromSVC(random_state=0).fit(X, y)
+    fixed = NystromSVC(n_components=1000, random_state=0).fit(X, y)
+    assert auto.training_info_["landmarks_drawn"] > 1000
+    assert auto.training_info_["kernel_residual"] < fixed.training_info_["kernel_residual"] - 0.1
+
+
 def test_landmarks_spanning_little_of_the_data_warn():
     """Sparse rows in 2,000 dimensions share few features: 50 landmarks miss most of the RBF
     kernel (about what 1,000 landmarks miss on a 5,000-feature text-like set)."""

@@ -57,7 +57,7 @@ from ..kernels import _take
 from ..nystrom import _kernels
 from ..nystrom.embedding import (NystromMap, _dense_if_small, leverage_candidates,
                                  leverage_draw, nystrom_factors, uniform_landmarks)
-from ..nystrom.estimator import AUTO_COMPONENTS, NystromSVC
+from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
                               SolverResult)
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
@@ -414,9 +414,10 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
 
     Only ``solver='dcd'`` is offered (the stochastic solvers visit rows at
     random across all partitions).  ``max_stages`` bounds the passes, as
-    locally.  ``max_embedding_mb`` and ``n_jobs`` are not used: each
-    embedding stays in its worker's memory, which Dask manages, and the
-    cluster runs the partitions.
+    locally.  ``n_jobs`` is not used (the cluster runs the partitions), and
+    ``max_embedding_mb`` only bounds the landmarks ``n_components='auto'``
+    may draw, as locally: each embedding stays in its worker's memory,
+    which Dask manages.
     ``component_indices_`` are row positions in the whole input, as given.
     Kernels are those evaluated from the features.
 
@@ -469,20 +470,37 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
             client, classes = partitions.client, partitions.classes
             kernel = self._global_kernel(partitions)
             n, n_models = partitions.n, partitions.n_models
-            m = min(AUTO_COMPONENTS, n) if self.n_components == "auto" else self.n_components
+            m = grow_to = self.n_components
+            if m == "auto":
+                m, grow_to = auto_components(n, self._embedding_budget())
             if m > n:
                 warnings.warn(f"n_components={m} is larger than the {n} training rows (of "
                               f"nonzero weight): every row is a landmark, n_components_ <= {n}",
                               UserWarning)
-                m = n
+                m = grow_to = n
             seed_landmarks, *seeds = random_seeds(self.random_state, 1 + n_models)
-            info = {"landmarks_drawn": m}
-            idx = self._landmark_indices(partitions, kernel, m,
-                                         np.random.default_rng(seed_landmarks))
-            rows, indices = self._gather_rows(partitions, idx)
-            drawn = _dense_if_small(rows)
-            kept, projection = nystrom_factors(kernel(drawn, drawn))
-            components = _take(rows, kept)
+            rng = np.random.default_rng(seed_landmarks)
+            drawn = {}                  # the rows of the latest draw and of the sample
+
+            def factor(idx):
+                drawn["idx"] = idx
+                drawn["rows"], drawn["positions"] = self._gather_rows(partitions, idx)
+                rows = _dense_if_small(drawn["rows"])
+                return nystrom_factors(kernel(rows, rows))
+
+            def residual(sample, idx, projection):
+                if "sample" not in drawn:
+                    drawn["sample"] = _dense_if_small(self._gather_rows(partitions, sample)[0])
+                landmarks = _take(drawn["rows"], np.searchsorted(drawn["idx"], idx))
+                embedded = kernel(drawn["sample"], _dense_if_small(landmarks)) @ projection
+                return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
+                                      float(kernel.diagonal(drawn["sample"]).sum()))
+
+            info = {}
+            _, kept, projection, info["landmarks_drawn"] = choose_landmarks(
+                n, m, grow_to, lambda m: self._landmark_indices(partitions, kernel, m, rng),
+                factor, residual, rng)
+            indices, components = drawn["positions"], _take(drawn["rows"], kept)
             nystrom_map = client.submit(NystromMap, kernel, _dense_if_small(components),
                                         projection, pure=False)
             info["time_landmarks_s"] = time.perf_counter() - started
