@@ -59,7 +59,7 @@ from ..nystrom.embedding import (NystromMap, _dense_if_small, leverage_candidate
                                  leverage_draw, nystrom_factors, uniform_landmarks)
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
-                              SolverResult)
+                              SolverResult, hinge_sum)
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 from ._data import _is_dask, map_rows
 
@@ -243,9 +243,9 @@ def _shrunk_summary(shrunk, held, k):
 
 def _gap_terms(embedded, dual, model, w):
     """(sum_i s_i max(0, 1 - y_i <w, x_i>), sum_i alpha_i) over the partition's rows."""
-    f = embedded.Phi @ w[:-1].astype(embedded.Phi.dtype) + w[-1] * embedded.bias_feature
-    hinge = np.maximum(0.0, 1.0 - embedded.targets[model] * f.astype(np.float64))
-    return float(embedded.weights @ hinge), 0.0 if dual is None else float(dual.alpha.sum())
+    return (hinge_sum(embedded.Phi, embedded.targets[model], embedded.weights, w,
+                      embedded.bias_feature),
+            0.0 if dual is None else float(dual.alpha.sum()))
 
 
 def piece_counts(active):

@@ -45,11 +45,16 @@ from .. import _options
 from . import _kernels
 
 
+def hinge_sum(Phi, y, weight, w, bias_feature):
+    """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows of the
+    embedding (float64)."""
+    f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
+    return float(weight @ np.maximum(0.0, 1.0 - y * f.astype(np.float64)))
+
+
 def primal_objective(Phi, y, weight, w, bias_feature, lam):
     """P(w) on all rows of the embedding (float64)."""
-    f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
-    hinge = np.maximum(0.0, 1.0 - y * f.astype(np.float64))
-    return 0.5 * lam * float(w @ w) + float(weight @ hinge) / len(y)
+    return 0.5 * lam * float(w @ w) + hinge_sum(Phi, y, weight, w, bias_feature) / len(y)
 
 
 @dataclass
