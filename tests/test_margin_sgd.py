@@ -173,14 +173,14 @@ def test_fitted_model_is_its_kernel_expansion():
     assert clf.n_support_.shape == (3,) and np.all(clf.n_support_ > 0)
     assert np.all((clf.dual_coef_ != 0).sum(axis=1) == clf.n_support_)
     info = clf.training_info_
-    assert info["n_passes"] == 18 == len(info["candidates"])
+    assert info["n_passes"] == 27 == len(info["candidates"])
     scores = [c["validation_accuracy"] for c in info["candidates"]]
     best = info["candidates"][int(np.argmax(scores))]       # the first of the most accurate
     assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (best["gamma"], best["M"],
                                                                  max(scores))
 
 
-def _halving_oracle(info, n, first, n_candidates=18):
+def _halving_oracle(info, n, first, n_candidates=27):
     """The successive-halving schedule in plain Python: rows double from ``first`` and the
     best third (ties: the first listed) survives, until one survivor or all n rows."""
     rounds, start, size, alive = [], 0, first, n_candidates
@@ -204,9 +204,9 @@ def test_successive_halving_schedule(sampling):
     clf = MarginSGDSVC(tune_size=150, sampling=sampling, random_state=0).fit(X, y)
     info = clf.training_info_
     rounds, last = _halving_oracle(info, 1000, 150)
-    assert rounds == [(150, 18), (300, 6), (600, 2), (1000, 1)]
+    assert rounds == [(150, 27), (300, 9), (600, 3), (1000, 1)]
     assert [c["n_rows"] for c in info["candidates"]] == [m for m, k in rounds for _ in range(k)]
-    assert info["n_passes"] == 27 == len(info["candidates"])
+    assert info["n_passes"] == 40 == len(info["candidates"])
     # the model is the pass over all rows
     assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (
         last[0]["gamma"], last[0]["M"], last[0]["validation_accuracy"])
@@ -225,7 +225,7 @@ def test_tune_size_none_is_the_papers_procedure():
     tune_size of n or more, and a single candidate never tunes."""
     X, y = _labels(n=600)
     paper = MarginSGDSVC(tune_size=None, random_state=3).fit(X, y)
-    assert [c["n_rows"] for c in paper.training_info_["candidates"]] == [600] * 18
+    assert [c["n_rows"] for c in paper.training_info_["candidates"]] == [600] * 27
     big = MarginSGDSVC(tune_size=600, random_state=3).fit(X, y)
     assert big.training_info_["candidates"] == paper.training_info_["candidates"]
     assert_array_equal(big.dual_coef_, paper.dual_coef_)
