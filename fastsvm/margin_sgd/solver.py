@@ -74,18 +74,24 @@ def accuracy_offset(f, y, weight=None):
 
 @dataclass
 class MarginSGDResult:
-    """f(x) = sum_s dual[s] k(sv_s, x) for one binary problem; sv_s = svt[:, s]."""
+    """f_o(x) = sum_s dual[o, s] k(sv_s, x) for the binary problems o of one pass;
+    sv_s = svt[:, s].  A support vector of one problem has coefficient 0 in the others."""
 
     support: np.ndarray         # training indices of the support vectors, in the order added
     svt: np.ndarray             # their rows as columns (n_features x n_SV; no rows for a
                                 # kernel matrix or sparse rows), float64
     sv_sq: np.ndarray           # their squared norms
-    dual: np.ndarray            # y_s alpha_s
+    dual: np.ndarray            # y_s alpha_s of each problem (n_models x n_SV)
     visits: np.ndarray          # the decided points (first draws), in visiting order
 
     @property
     def n_visited(self):
         return len(self.visits)
+
+    @property
+    def n_support(self):
+        """Model size (support vectors) of each binary problem."""
+        return np.count_nonzero(self.dual, axis=1)
 
 
 def _dense_rows(X):
@@ -136,8 +142,9 @@ def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel):
            support, dual, kernel) for part in parts])
 
 
-def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
-    """One pass of margin SGD over the first draws in ``order`` (int64 row indices).
+def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
+    """One pass of margin SGD over the first draws in ``order`` (int64 row indices), for
+    the binary problems with targets ``Y`` (n_models x n_samples, +-1) at once.
 
     ``X`` is a float C-ordered array or a canonical CSR matrix, ``X_sq`` its
     squared row norms, ``weight`` the points' weights c_i and ``kernel`` a
@@ -153,13 +160,21 @@ def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
     products and the support vectors kept as training-row indices, so time
     and memory stay linear in the stored entries.  The support-vector storage
     grows by doubling, so memory follows the model size, not n.
+
+    The problems (one-vs-rest) share the draws and so the support vectors'
+    storage and kernel values: a point that is a support vector of several
+    problems is stored once, with a coefficient in each, and each block's
+    kernel values are computed once for all problems.  Each problem's
+    coefficients are those of its own pass.  On usps (10 classes) the
+    problems' 5,261 support vectors are 1,425 distinct points.
     """
     visits = first_draws(order)
     dense = _dense_rows(X) and not kernel.on_gram
     d = X.shape[1] if dense else 0
+    rule = UPDATES[update]
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
-    dual, support = np.empty(capacity), np.empty(capacity, dtype=np.int64)
+    dual, support = np.empty((len(Y), capacity)), np.empty(capacity, dtype=np.int64)
     n_sv = 0
     for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
         rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
@@ -172,23 +187,28 @@ def run_pass(X, X_sq, y, weight, kernel, M, update, order, progress=None):
             K_block = kernel.from_dots(dots.toarray() if sp.issparse(dots) else dots,
                                        X_sq[rows], X_sq[rows])
         f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
-                      dual[None, :n_sv], kernel)[:, 0]
-        alpha = np.empty(len(rows))
-        K.decide_block(f_before, K_block, y[rows], weight[rows], M, UPDATES[update], alpha)
-        new = np.flatnonzero(alpha > 0)
+                      np.ascontiguousarray(dual[:, :n_sv]), kernel)
+        alpha = np.empty((len(Y), len(rows)))
+        for o, y in enumerate(Y):
+            K.decide_block(np.ascontiguousarray(f_before[:, o]), K_block, y[rows],
+                           weight[rows], M, rule, alpha[o])
+        new = np.flatnonzero(np.any(alpha > 0, axis=0))
         if n_sv + len(new) > capacity:
             capacity = max(2 * capacity, n_sv + len(new))
             svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
-            sv_sq, dual, support = (np.resize(a, capacity) for a in (sv_sq, dual, support))
+            dual = np.concatenate([dual[:, :n_sv], np.empty((len(Y), capacity - n_sv))],
+                                  axis=1)
+            sv_sq, support = (np.resize(a, capacity) for a in (sv_sq, support))
         end = n_sv + len(new)
         if dense:
             svt[:, n_sv:end] = block[new].T
         sv_sq[n_sv:end] = X_sq[rows[new]]
-        dual[n_sv:end], support[n_sv:end] = y[rows[new]] * alpha[new], rows[new]
+        dual[:, n_sv:end] = Y[:, rows[new]] * alpha[:, new]
+        support[n_sv:end] = rows[new]
         n_sv = end
         if progress is not None:
             progress.update(len(rows))
     if progress is not None:
         progress.update(len(order) - len(visits))       # the repeated draws
     return MarginSGDResult(support[:n_sv].copy(), np.ascontiguousarray(svt[:, :n_sv]),
-                           sv_sq[:n_sv].copy(), dual[:n_sv].copy(), visits)
+                           sv_sq[:n_sv].copy(), np.ascontiguousarray(dual[:, :n_sv]), visits)
