@@ -11,7 +11,7 @@ the registry's 80/20 split), per set:
   learning_rate='pegasos': the paper's steps; usps: shared_budget=False,
   500 per class) at the same C and gamma;
 * MarginSGDSVC() with its defaults: gamma and M both tuned on the
-  out-of-bag rows, 6 x 3 = 18 candidates by successive halving from 1,000
+  out-of-bag rows, 9 x 3 = 27 candidates by successive halving from n/8
   rows, all passes counted in the fit time;
 * MarginSGDSVC at the gamma the first default run chose, with M tuned
   by one pass over all rows per value (3 passes, ``tune_size=None``), for

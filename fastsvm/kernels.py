@@ -208,11 +208,20 @@ def row_sq_norms(X):
     return np.einsum("ij,ij->i", X, X, dtype=np.float64)
 
 
+def dense_blocks_pay(X):
+    """Whether row blocks of X are better made dense before a product with dense rows:
+    CSR with at least ``_options.DENSIFY_MIN_DENSITY`` non-zeros and at most
+    ``_options.DENSIFY_MAX_FEATURES`` features (scipy's CSR x dense product is
+    single-threaded; a dense block goes to BLAS)."""
+    return (sp.issparse(X) and X.shape[1] <= _options.DENSIFY_MAX_FEATURES
+            and X.nnz >= _options.DENSIFY_MIN_DENSITY * X.shape[0] * X.shape[1])
+
+
 def rbf_expansion(X, centers, coef, gamma):
     """Evaluate F = K(X, centers) @ coef for the RBF kernel blockwise without forming all of K.
 
     Blocks of a CSR matrix that is not very sparse are made dense first (see
-    ``_options.DENSIFY_MIN_DENSITY``).
+    :func:`dense_blocks_pay`).
 
     Parameters
     ----------
@@ -230,8 +239,7 @@ def rbf_expansion(X, centers, coef, gamma):
     out = np.empty((X.shape[0], coef.shape[1]))
     center_sq = row_sq_norms(centers)[np.newaxis, :]
     step = _options.PREDICT_CHUNK_ROWS
-    densify = (sp.issparse(X) and X.shape[1] <= _options.DENSIFY_MAX_FEATURES
-               and X.nnz >= _options.DENSIFY_MIN_DENSITY * X.shape[0] * X.shape[1])
+    densify = dense_blocks_pay(X)
     for start in range(0, X.shape[0], step):
         block = X[start:start + step]
         if densify:                 # a dense BLAS product beats CSR x dense here

@@ -59,6 +59,20 @@ def test_embedding_with_all_points_reproduces_kernel_matrix(kernel, params):
         assert nmap.n_components == np.linalg.matrix_rank(X) == 4   # rank cut-off: rank of K
 
 
+
+def test_embedding_of_csr_rows():
+    """CSR rows that are not very sparse are embedded as dense blocks (BLAS): exactly the
+    dense input's embedding; sparse rows stay CSR and agree to rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 40)) * (rng.random((300, 40)) < 0.5)
+    nmap = _map(X[:50], gamma=0.05)
+    assert_array_equal(nmap.transform(sp.csr_matrix(X), dtype=np.float64),
+                       nmap.transform(X, dtype=np.float64))
+    X[rng.random(X.shape) < 0.97] = 0.0                   # about 1.5 % non-zeros
+    nmap = _map(X[:50], gamma=0.05)
+    assert_allclose(nmap.transform(sp.csr_matrix(X), dtype=np.float64),
+                    nmap.transform(X, dtype=np.float64), rtol=1e-10, atol=1e-12)
+
 def test_embedding_matches_the_papers_formula():
     X, _ = _moons(80)
     L = X[::4]

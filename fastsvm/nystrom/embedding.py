@@ -64,7 +64,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from .. import _options
-from ..kernels import Kernel, _num_rows, _take
+from ..kernels import Kernel, _num_rows, _take, dense_blocks_pay
 
 
 #: Up to this many landmarks lambda_max(K_mm) comes from a full eigenvalue computation,
@@ -181,11 +181,17 @@ class NystromMap:
         return out
 
     def _kernel_blocks(self, X):
-        """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``."""
+        """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``; CSR rows
+        that are not very sparse are made dense first (:func:`~fastsvm.kernels.dense_blocks_pay`:
+        on usps, CSR with every pixel stored, 3.5x faster against 2,000 landmarks)."""
         size = _chunk_rows(self.projection.shape[0])
+        densify = (not self.kernel.on_gram and not sp.issparse(self.landmarks)
+                   and dense_blocks_pay(X))
         for start in range(0, _num_rows(X), size):
             rows = slice(start, start + size)
-            yield rows, self.kernel.between(_take(X, rows), self.landmarks)
+            block = _take(X, rows)
+            yield rows, self.kernel.between(block.toarray() if densify else block,
+                                            self.landmarks)
 
 
 def sample_landmarks(problem, m, method, rng):
