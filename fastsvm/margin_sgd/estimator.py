@@ -34,10 +34,10 @@ AUTO_TUNE_MIN = 1000
 AUTO_TUNE_DIVISOR = 8
 
 #: Validation accuracies (weighted: shares of the validation rows' total weight) closer than
-#: this are ties, which go to the candidate listed first (the widest kernel): a smaller
-#: difference comes from rows a user weighted at less than a millionth of the total, as in
-#: scikit-learn's ``check_class_weight_classifiers`` (class weights 1000 and 0.0001), where
-#: every candidate scores 1 - 5e-8.
+#: this are ties, which go to the candidate listed first (in a first round, the widest
+#: kernel): a smaller difference comes from rows a user weighted at less than a millionth
+#: of the total, as in scikit-learn's ``check_class_weight_classifiers`` (class weights
+#: 1000 and 0.0001), where every candidate scores 1 - 5e-8.
 VALIDATION_TIE = 1e-6
 
 
@@ -139,8 +139,8 @@ class MarginSGDSVC(BaseSVC):
     two classes, the K binary problems sharing each pass (its draws, its
     support vectors stored once and their kernel values computed once; see
     :func:`~fastsvm.margin_sgd.solver.run_pass`: usps, 10 classes, fits in
-    0.69 s instead of 3.9 s).  Beyond the paper (which, citing Steinwart et al., trains
-    without offset): the validated offset b.  Without it a9a's accuracy
+    0.69 s instead of 3.9 s).  Beyond the paper (which, citing Steinwart et
+    al., trains without offset): the validated offset b.  Without it a9a's accuracy
     ranged from 38 % to 85 % between seeds: the squared-hinge rule sets each
     new support vector's margin to exactly 1, so with a wide kernel f's
     near-constant part follows the label of the last points added.
@@ -209,8 +209,8 @@ class MarginSGDSVC(BaseSVC):
         ``candidates`` (gamma, M, validation accuracy, model size and rows
         ``n_rows`` of each pass tried, in order: the halving rounds, then the
         passes over all rows), ``validation_accuracy`` and ``n_validation`` of
-        the model, ``n_visited`` (points decided; the binary models share the draws), ``n_passes``,
-        ``time_fit_s``.
+        the model, ``n_visited`` (points decided; the binary models share the
+        draws), ``n_passes``, ``time_fit_s``.
     """
 
     _parameter_constraints = {
