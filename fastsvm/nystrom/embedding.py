@@ -108,8 +108,11 @@ def nystrom_factors(K_mm, rtol=None):
     if info < 0 or rank < 1:
         raise ValueError(f"the pivoted Cholesky factorisation of the landmarks' kernel matrix "
                          f"failed (LAPACK dpstrf info={info}, rank {rank})")
-    inverse = scipy.linalg.solve_triangular(factor[:rank, :rank], np.eye(rank), lower=True,
-                                            check_finite=False)
+    # L^(-1) by LAPACK's triangular inverse: a third of the work of solving L X = I
+    inverse, info = scipy.linalg.lapack.dtrtri(np.tril(factor[:rank, :rank]), lower=1)
+    if info != 0:
+        raise ValueError(f"the inverse of the landmarks' Cholesky factor failed (LAPACK dtrtri "
+                         f"info={info})")
     return pivots[:rank] - 1, np.ascontiguousarray(inverse.T)
 
 
