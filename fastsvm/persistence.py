@@ -167,7 +167,7 @@ read first, and every other shape must agree with them and with the arrays
 read before; the dimensions that the parameters bound must be within them:
 at most ``budget`` support vectors per binary model (``BudgetSVC``; in all,
 with a shared budget), at most
-``n_components`` landmarks (``NystromSVC``), at most ``n_features_in_``
+``n_components`` landmarks (``NystromSVC``; 4,000 for ``'auto'``), at most ``n_features_in_``
 (distinct training rows) support vectors or landmarks for
 ``kernel='precomputed'``. The data must be exactly as long as the header
 says, which is checked against the entry's declared size before reading
@@ -451,6 +451,10 @@ def _dim_bounds(name, params, n_models, n_features):
     kernel = params.get("kernel", "linear")
     if name == "NystromSVC":
         m, reason = params["n_components"], f"n_components={params['n_components']}"
+        if m == "auto":
+            from .nystrom.estimator import AUTO_MAX_COMPONENTS
+            m = AUTO_MAX_COMPONENTS
+            reason = f"n_components='auto' (at most {m} landmarks)"
         if kernel == "precomputed" and n_features < m:
             m, reason = n_features, f"n_features_in_={n_features} training rows"
         return {"m": (m, reason), "m+1": (m + 1, reason), "r": (m, reason),

@@ -314,6 +314,9 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
 
 
 @pytest.mark.parametrize("solver, options, name", [
+    *[(solver, [], name) for solver, name in [      # at the defaults
+        ("budget", "BudgetSVC"), ("nystrom", "NystromSVC"), ("huber", "HuberSVC"),
+        ("pegasos", "PegasosSVC"), ("margin-sgd", "MarginSGDSVC")]],
     ("budget", ["-B", "20", "-t", "2", "-s", "0"], "BudgetSVC"),
     ("nystrom", ["-n", "40", "-c", "4", "-s", "0"], "NystromSVC"),
     ("nystrom", ["-n", "40", "--nystrom-solver", "dcd", "--tol", "1e-4", "-s", "0"], "NystromSVC"),

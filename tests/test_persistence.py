@@ -381,6 +381,10 @@ def test_object_array_entry_is_rejected(model_file, tmp_path):
 from fastsvm import HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC  # noqa: E402
 
 ROUND_TRIPS = {
+    # at their defaults ('auto' values bound the model's size too)
+    **{f"{cls.__name__}-defaults": (lambda cls=cls: cls().set_params(
+        **({"random_state": 0} if "random_state" in cls().get_params() else {})))
+       for cls in (BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC)},
     "budget-remove-poly": lambda: BudgetSVC(kernel="poly", gamma=0.5, coef0=1.0, budget=15,
                                             maintenance="remove", random_state=0),
     "budget-precomputed": lambda: BudgetSVC(kernel="precomputed", budget=15,
