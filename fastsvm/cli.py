@@ -124,7 +124,8 @@ def _add_estimator_options(train):
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",
                         help="maximum number of support vectors of the model (of each binary "
-                             "model with --separate-budgets), >= 2")
+                             "model with --separate-budgets), >= 2; default 500, and "
+                             "500 sqrt(K) shared by K > 2 classes")
     budget.add_argument("--separate-budgets", action="store_const", const=False,
                         dest="shared_budget",
                         help="give each one-vs-rest model of a multi-class fit its own budget "

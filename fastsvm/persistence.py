@@ -460,12 +460,15 @@ def _dim_bounds(name, params, n_models, n_features):
         return {"m": (m, reason), "m+1": (m + 1, reason), "r": (m, reason),
                 "nnz": (m * n_features, f"{reason}, {n_features} features")}
     if name == "BudgetSVC":
+        from .bsgd.estimator import resolve_budget
         if _shared_budget(params, n_models):
-            return {"n_sv": (params["budget"], f"budget={params['budget']} shared by the "
-                                               f"{n_models} binary models")}
-        return {"n_sv": (params["budget"] * n_models,
-                         f"budget={params['budget']} per binary model, {n_models} binary "
-                         f"model{'s' if n_models > 1 else ''}")}
+            budget = resolve_budget(params["budget"], n_models)
+            return {"n_sv": (budget, f"budget={params['budget']!r} ({budget}) shared by the "
+                                     f"{n_models} binary models")}
+        budget = resolve_budget(params["budget"], 1)
+        return {"n_sv": (budget * n_models,
+                         f"budget={params['budget']!r} ({budget}) per binary model, {n_models} "
+                         f"binary model{'s' if n_models > 1 else ''}")}
     if kernel == "precomputed":
         return {"n_sv": (n_features, f"n_features_in_={n_features} training rows")}
     return {}

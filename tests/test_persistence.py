@@ -9,7 +9,8 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 
 from fastsvm import BudgetSVC
-from fastsvm.persistence import FORMAT_VERSION, ModelFormatError, load_model, save_model
+from fastsvm.persistence import (FORMAT_VERSION, ModelFormatError, _dim_bounds, load_model,
+                                 save_model)
 
 
 @pytest.fixture(scope="module")
@@ -496,8 +497,15 @@ def test_budgets_bound_the_support_vectors_stored(data, tmp_path):
     assert load_model(old).shared_budget is False
     meta["params"]["shared_budget"] = True
     bad = _rewrite(tmp_path / "separate.npz", tmp_path / "bad.npz", meta=meta)
-    with pytest.raises(ModelFormatError, match="budget=20 shared"):
+    with pytest.raises(ModelFormatError, match="budget=20 .* shared"):
         load_model(bad)
+
+
+@pytest.mark.parametrize("shared, n_models, bound", [(True, 10, 1581), (False, 10, 5000),
+                                                     (True, 1, 500)])
+def test_auto_budget_bounds_the_support_vectors_stored(shared, n_models, bound):
+    params = {"budget": "auto", "shared_budget": shared}
+    assert _dim_bounds("BudgetSVC", params, n_models, 5)["n_sv"][0] == bound
 
 
 def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path):

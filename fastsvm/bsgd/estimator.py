@@ -1,6 +1,7 @@
 """BudgetSVC: the scikit-learn estimator for budgeted SGD kernel SVM training."""
 
 import copy
+import math
 import time
 from numbers import Integral, Real
 
@@ -19,6 +20,18 @@ from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 LEARNING_RATES = ("linear-decay", "pegasos")
+#: ``budget='auto'``: AUTO_BUDGET support vectors for one model, round(AUTO_BUDGET sqrt(K))
+#: for the K one-vs-rest models of a shared budget (see :class:`BudgetSVC`).
+AUTO_BUDGET = 500
+
+
+def resolve_budget(budget, n_sharing):
+    """The support vectors that one budget holds: ``budget``, or for 'auto'
+    round(AUTO_BUDGET sqrt(n_sharing)), ``n_sharing`` the one-vs-rest models that share it
+    (1 for a binary model or separate budgets)."""
+    if budget != "auto":
+        return budget
+    return round(AUTO_BUDGET * math.sqrt(n_sharing))
 
 
 def _dual_coef(stream):
@@ -144,22 +157,29 @@ class BudgetSVC(BaseSVC):
     one support vector with a coefficient in each, and merging minimises the
     summed weight degradation of the K models (see
     :mod:`fastsvm.bsgd._shared_kernels`).  That costs one kernel row per step
-    instead of K and bounds the whole model by ``budget``.  Measured at the
-    defaults against ``shared_budget=False`` (a budget of 500 per class) and
-    SVC at its defaults, mean of seeds 0-2, fit time:
+    instead of K and bounds the whole model by ``budget``.
 
-    * usps (10 classes, 7,291 rows, 256 features): 94.12 % in 1.0 s against
-      94.64 % in 7.2 s (SVC 94.72 % in 3.0 s);
+    With fewer support vectors in all, a shared budget needs to be larger than
+    one model's for the accuracy of separate ones: ``budget='auto'`` (the
+    default) is 500 for one model (two classes, or each of separate budgets)
+    and round(500 sqrt(K)) for K models on a shared budget (1,581 for 10
+    classes).  Measured at the defaults against a shared budget of 500, a
+    budget of 500 per class (``shared_budget=False``) and SVC at its defaults,
+    mean of seeds 0-2, fit time:
+
+    * usps (10 classes, 7,291 rows, 256 features): 'auto' 94.59 % in 2.4 s,
+      shared 500 94.12 % in 1.0 s, separate 94.64 % in 7.2 s (SVC 94.72 %
+      in 3.0 s);
     * a generated 5-class set (6,000 rows, 20 features; ``multiclass`` of
-      ``benchmarks/_generated.py``): 88.22 % in 0.31 s against 88.72 % in
-      0.63 s (SVC 89.40 % in 0.34 s);
-    * a generated 26-class set (15,000 rows, 16 features): 92.31 % in 1.0 s
-      against 94.71 % in 5.3 s (SVC 96.0 % in 1.0 s).
+      ``benchmarks/_generated.py``): 88.62 % in 0.56 s, 88.22 % in 0.31 s,
+      88.72 % in 0.63 s (SVC 89.40 % in 0.34 s);
+    * a generated 26-class set (15,000 rows, 16 features): 94.22 % in 4.0 s,
+      92.31 % in 1.0 s, 94.71 % in 5.3 s (SVC 96.0 % in 1.0 s).
 
-    With fewer support vectors in all, a shared budget needs a larger
-    ``budget`` for the accuracy of separate ones: 500 sqrt(K) came within
-    0.5 points of them on all three (usps 94.59 % in 2.4 s, 5 classes
-    88.62 % in 0.56 s, 26 classes 94.22 % in 4.0 s).
+    The square root is a compromise: 500 shared by 26 classes (about 20
+    support vectors per class) lost 3.7 points to SVC on the 26-class set,
+    and 500 K, what separate budgets hold in all, makes every step K times
+    dearer than 500.
 
     Parameters
     ----------
@@ -174,10 +194,12 @@ class BudgetSVC(BaseSVC):
         Degree of the 'poly' kernel.
     coef0 : float, default=0.0
         Constant of the 'poly' and 'sigmoid' kernels.
-    budget : int, default=500
+    budget : int or 'auto', default='auto'
         Maximum number of support vectors (at least 2): of the model, or of
         each binary model with ``shared_budget=False`` and more than two
-        classes.
+        classes.  'auto' is 500, and round(500 sqrt(K)) for the K > 2
+        one-vs-rest models of a shared budget (see above); the value used is
+        ``training_info_['budget']``.
     epochs : int, default=5
         Passes over the training data in ``fit`` (``partial_fit`` makes one).
     maintenance : {'merge', 'remove'}, default='merge'
@@ -242,7 +264,8 @@ class BudgetSVC(BaseSVC):
     intercept_ : ndarray of shape (n_models,)
         Offset b of each binary model (zeros with ``fit_intercept=False``).
     training_info_ : dict
-        The paper's instruments: steps, merges, merge frequency, time in SGD
+        The budget used (``budget``, 'auto' resolved) and the paper's
+        instruments: steps, merges, merge frequency, time in SGD
         and in budget maintenance split into section A (computing h / WD) and
         section B (the rest), steps per second, microseconds per merge; with
         ``diagnostics=True`` also equal-decision rates and WD factors.
@@ -275,7 +298,7 @@ class BudgetSVC(BaseSVC):
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
         **KERNEL_CONSTRAINTS,
-        "budget": [Interval(Integral, 2, None, closed="left")],
+        "budget": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "maintenance": [StrOptions(set(MAINTENANCE))],
         "merge_method": [StrOptions(set(METHODS))],
@@ -287,7 +310,7 @@ class BudgetSVC(BaseSVC):
         **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget=500,
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
                  learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
                  class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
@@ -403,6 +426,7 @@ class BudgetSVC(BaseSVC):
         steps_y = [problem.y.astype(np.int64)] if shared else targets
         weight = stream.step_weights(problem.weights)
         tables = load_tables()
+        budget = resolve_budget(self.budget, stream.states[0].n_models)
         n = problem.n_samples
         seeds = stream.rng.randint(np.iinfo(np.int32).max, size=len(steps_y))
         started = time.perf_counter()
@@ -412,7 +436,7 @@ class BudgetSVC(BaseSVC):
             rng = np.random.RandomState(seed)
             for _ in range(epochs):
                 run_pass(state, packed, y_bin, weight, rng.permutation(n).astype(np.int64),
-                         stream.lam, kernel, self.budget, MAINTENANCE[self.maintenance],
+                         stream.lam, kernel, budget, MAINTENANCE[self.maintenance],
                          METHODS[self.merge_method], self.diagnostics, tables, progress=bar)
 
         self._fan_out(train_one, zip(stream.states, steps_y, seeds), n * epochs * len(steps_y),
@@ -437,6 +461,7 @@ class BudgetSVC(BaseSVC):
         ``stream.intercept``), its training time counted from ``started``."""
         stream.wall_s += time.perf_counter() - started
         info = summarize(stream.states, self.diagnostics)
+        info["budget"] = resolve_budget(self.budget, stream.states[0].n_models)
         info["time_fit_s"] = stream.wall_s
         if self.verbose:
             print(f"{type(self).__name__}: {info['steps']} steps in {info['time_fit_s']:.2f} s, "

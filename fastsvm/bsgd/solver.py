@@ -55,6 +55,11 @@ class BSGDState:
         """Whether this state holds the K models of a shared budget."""
         return self.beta.ndim == 2
 
+    @property
+    def n_models(self):
+        """How many one-vs-rest models share this state's budget (1 for a binary model)."""
+        return self.beta.shape[1] if self.shared else 1
+
     def reserve(self, size):
         """Make room for ``size`` support vectors (plus one), keeping the current ones.
 

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..base import regularization
-from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef
+from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef, resolve_budget
 from ..bsgd.solver import run_pass
 from ..merge import METHODS
 from ..merge.table import load_tables
@@ -90,7 +90,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     _local_class = BudgetSVC
     _parameter_constraints = {**BudgetSVC._parameter_constraints, **CLIENT_CONSTRAINT}
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget=500,
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
                  learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
                  class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
@@ -151,7 +151,8 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         then interleaved as a global permutation would mix them.  Visiting
         whole partitions one after another lost 0.5-0.7 points on ijcnn1.
         """
-        params = (self.budget, MAINTENANCE[self.maintenance], METHODS[self.merge_method])
+        params = (resolve_budget(self.budget, stream.states[0].n_models),
+                  MAINTENANCE[self.maintenance], METHODS[self.merge_method])
         pieces = [max(1, -(-size // PIECE_ROWS)) for size in sizes]
         visits = np.array([(p, k) for p, count in enumerate(pieces) for k in range(count)])
         chains = []
