@@ -470,6 +470,10 @@ def _predict(args, out):
             X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_model))
         else:
             X = np.hstack([X, np.zeros((X.shape[0], n_model - X.shape[1]), dtype=X.dtype)])
+    if getattr(model, "kernel", None) == "precomputed":
+        # the file holds the kernel values against the training rows, which a model
+        # takes as a dense matrix
+        X = X.toarray() if hasattr(X, "toarray") else X
 
     pred = model.predict(X)
     text = "".join(format_label(p) + "\n" for p in pred)

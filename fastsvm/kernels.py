@@ -55,7 +55,13 @@ def resolve_gamma(gamma, X):
         var = X.multiply(X).mean() - X.mean() ** 2
     else:
         var = X.var(dtype=np.float64)
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    with np.errstate(over="ignore"):
+        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    if not np.isfinite(gamma):
+        raise ValueError(f"gamma='scale' is 1 / (n_features * X.var()), which overflows for "
+                         f"X.var() = {var:.3g}: rescale the features (for example with "
+                         "StandardScaler) or give a numeric gamma")
+    return gamma
 
 
 def uses_gamma(kernel):

@@ -402,3 +402,21 @@ def test_option_choices_are_the_estimators():
     assert cli.MAINTENANCE == tuple(sorted(MAINTENANCE))
     assert cli.UPDATES == tuple(sorted(UPDATES))
     assert {name for name, _ in cli.SOLVERS.values()} == set(fastsvm.__all__) - {"__version__"}
+
+
+def test_predict_with_a_precomputed_kernel_model(dataset, tmp_path):
+    """A model saved from a fit on a kernel matrix predicts from a file of kernel rows
+    (the values against the training rows), which the CLI reads sparse."""
+    from fastsvm import NystromSVC
+    from fastsvm.persistence import save_model
+
+    X, y = dataset
+    K = X @ X.T
+    clf = NystromSVC(kernel="precomputed", n_components=30, random_state=0).fit(K, y)
+    save_model(clf, tmp_path / "pre.npz")
+    dump_svmlight_file(K[:50], y[:50], str(tmp_path / "rows.txt"), zero_based=False)
+    out_path = tmp_path / "pred.txt"
+    assert main(["predict", "-q", str(tmp_path / "rows.txt"), str(tmp_path / "pre.npz"),
+                 str(out_path)]) == 0
+    np.testing.assert_array_equal(np.array(out_path.read_text().split(), dtype=int),
+                                  clf.predict(K[:50]))

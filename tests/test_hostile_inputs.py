@@ -79,10 +79,7 @@ def assert_finite_or_value_error(clf, X, y, **kw):
         fit_quietly(clf, X, y, **kw)
     except ValueError:
         return False
-    try:
-        decision = clf.decision_function(X)
-    except ValueError:
-        return True
+    decision = clf.decision_function(X)     # a fitted model takes its own training rows
     assert np.all(np.isfinite(decision))
     assert decision.shape[0] == X.shape[0]
     assert np.isin(clf.predict(X), clf.classes_).all()
@@ -288,7 +285,7 @@ def test_values_whose_squares_overflow_are_refused(fitted, name, value):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("scale", [1e100, 1e150, 1e-150, 1e-300])
+@pytest.mark.parametrize("scale", [1e100, 1e150, 1e-150, 1e-153, 1e-160, 1e-300])
 def test_extreme_but_representable_values(name, scale):
     """Far from unit scale but with finite squares: a finite model or a clear error."""
     X, y = data()

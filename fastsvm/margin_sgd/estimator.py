@@ -339,6 +339,11 @@ class MarginSGDSVC(BaseSVC):
         if not uses_gamma(self.kernel) or self.gamma != "auto":
             kernels = [kernel]
         elif self.gamma_grid is None:
+            if kernel.gamma > np.finfo(np.float64).max / max(DEFAULT_GAMMA_FACTORS):
+                raise ValueError(f"gamma='auto' tries 'scale' x 4^k up to x "
+                                 f"{max(DEFAULT_GAMMA_FACTORS):g}, which overflows for 'scale' "
+                                 f"= {kernel.gamma:.3g}: rescale the features (for example "
+                                 "with StandardScaler) or give gamma_grid")
             kernels = [replace(kernel, gamma=f * kernel.gamma) for f in DEFAULT_GAMMA_FACTORS]
         else:
             kernels = [replace(kernel, gamma=g)
