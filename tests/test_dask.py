@@ -139,6 +139,18 @@ def test_bad_input_gets_the_local_errors(client, change, match):
                                         sample_weight=da.from_array(w, chunks=100))
 
 
+def test_unknown_chunk_sizes_are_named(client):
+    X, y = _data(n=400)
+    Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    keep = yd >= 0                                  # every row, in chunks of unknown size
+    with pytest.raises(ValueError, match=r"X has unknown chunk sizes.*compute_chunk_sizes"):
+        DaskHuberSVC(client=client).fit(Xd[keep], yd[keep])
+    with pytest.raises(ValueError, match=r"y has unknown chunk sizes"):
+        DaskHuberSVC(client=client).fit(Xd, yd[keep])
+    masked = Xd[keep].compute_chunk_sizes()
+    assert DaskHuberSVC(client=client).fit(masked, yd[keep].compute_chunk_sizes()).score(X, y) > 0.8
+
+
 def _with_nan(X):
     X = X.copy()
     X[len(X) - 10, 2] = np.nan          # in the last partition only

@@ -63,6 +63,10 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
         raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
     y = _as_dask(y, "y")
     weight = _as_dask(sample_weight, "sample_weight")
+    for name, values in (("X", X), ("y", y), ("sample_weight", weight)):
+        if values is not None and np.isnan(values.shape[0]):
+            raise ValueError(f"{name} has unknown chunk sizes (rows selected by a boolean "
+                             f"mask, for example): call {name}.compute_chunk_sizes() first")
     if y is None or y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must be one label per row of X ({X.shape[0]} rows); got shape "
                          f"{None if y is None else y.shape}")
