@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 180 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 185 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -26,6 +26,7 @@ import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
 import nystrom_memory  # noqa: E402
+import small_sets_cv  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
 SCRIPTS = {
@@ -36,6 +37,7 @@ SCRIPTS = {
     "margin_sgd_vs_svc": margin_sgd_vs_svc.main,
     "imbalanced_weights": imbalanced_weights.main,
     "defaults_vs_svc": defaults_vs_svc.main,
+    "small_sets_cv": small_sets_cv.main,
     "nystrom_memory": nystrom_memory.main,
     "dask_scaling": dask_scaling.main,
 }

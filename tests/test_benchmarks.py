@@ -27,6 +27,7 @@ import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
 import nystrom_memory  # noqa: E402
 import run_all  # noqa: E402
+import small_sets_cv  # noqa: E402
 import snacks_paper_tables  # noqa: E402
 
 SETS = ["phishing", "a9a"]
@@ -290,6 +291,70 @@ def test_defaults_vs_svc_smoke(tmp_path):
         assert f"| {s} | SVC |" in md and f"| {s} | BudgetSVC |" in md
     assert (tmp_path / "defaults_vs_svc.png").stat().st_size > 0
 
+
+def test_small_sets_cv_smoke(tmp_path):
+    # scikit-learn's bundled iris and wine; no data folder needed
+    small_sets_cv.main(["--smoke", "--out", str(tmp_path)])
+    payload, md = _read(tmp_path, "small_sets_cv")
+    _check_common(payload)
+    settings, results = payload["settings"], payload["results"]
+    sets = small_sets_cv.SMOKE_SETS
+    assert list(settings["sets"]) == sets
+    assert settings["repeats"] == 1 and settings["folds"] == small_sets_cv.SMOKE_FOLDS
+    iris, wine = settings["sets"]["iris"], settings["sets"]["wine"]
+    assert (iris["n_samples"], iris["n_features"], iris["n_classes"]) == (150, 4, 3)
+    assert (wine["n_samples"], wine["n_features"], wine["n_classes"]) == (178, 13, 3)
+    labels = list(small_sets_cv.ESTIMATORS)
+    assert list(settings["estimators"]) == labels
+    assert "PegasosSVC(kernel='rbf')" in labels and "HuberSVC" not in labels
+    for label, est in settings["estimators"].items():
+        # nothing but random_state (and the kernel of the rbf Pegasos) is set
+        assert set(est["arguments"]) <= {"kernel"} and est["random_state"] == "rep"
+        assert est["params"]["random_state"] == 0 and est["params"]["kernel"] == "rbf"
+    assert settings["svc_params"]["C"] == 1.0 and settings["svc_params"]["gamma"] == "scale"
+    cases = results["cases"]
+    assert [(c["variant"], c["set"]) for c in cases] == [
+        (v, s) for v in small_sets_cv.VARIANTS for s in sets]
+    for case in cases:
+        rows = case["rows"]
+        assert [r["model"] for r in rows] == ["SVC"] + labels
+        assert rows[0]["accuracy_minus_svc"] == 0
+        for r in rows:
+            assert r["n_fits"] == len(r["folds"]) == small_sets_cv.SMOKE_FOLDS
+            assert [f["fold"] for f in r["folds"]] == list(range(small_sets_cv.SMOKE_FOLDS))
+            accs = [f["accuracy"] for f in r["folds"]]
+            assert all(0.0 <= a <= 1.0 for a in accs)
+            assert r["accuracy_mean"] == pytest.approx(sum(accs) / len(accs))
+            assert r["repeat_means"] == [pytest.approx(r["accuracy_mean"])]
+            assert r["accuracy_std_repeats"] == 0 and r["gap_std_repeats"] == 0  # one repeat
+            assert r["accuracy_minus_svc"] == pytest.approx(
+                100 * (r["accuracy_mean"] - rows[0]["accuracy_mean"]))
+            assert r["fit_s_median"] > 0 and r["time_ratio_svc"] > 0
+            assert isinstance(r["warnings"], dict)
+            assert r["n_warnings"] == sum(r["warnings"].values())
+        if case["variant"] == "scaled" or case["set"] == "iris":
+            assert rows[0]["accuracy_mean"] > 0.85     # SVC() on iris, or standardised
+    assert [s["model"] for s in results["summary"]] == labels
+    n_cases = len(small_sets_cv.VARIANTS) * len(sets)
+    for s in results["summary"]:
+        gaps = [r["accuracy_minus_svc"] for c in cases for r in c["rows"]
+                if r["model"] == s["model"]]
+        assert s["n_cases"] == n_cases
+        assert s["within"] == sum(g >= -small_sets_cv.WITHIN_PP for g in gaps)
+        assert s["worst_gap"] == pytest.approx(min(gaps))
+        assert s["mean_gap"] == pytest.approx(sum(gaps) / len(gaps))
+        assert f"| {s['model']} | {s['within']} / {n_cases} |" in md
+    assert "## Summary" in md and "## Results" in md
+    for v in small_sets_cv.VARIANTS:
+        for s in sets:
+            assert f"| {v} | {s} | SVC |" in md and f"| {v} | {s} | BudgetSVC |" in md
+    assert (tmp_path / "small_sets_cv.png").stat().st_size > 0
+    # names of other scripts' sets (run_all passes --sets on) are ignored
+    args = small_sets_cv.parse_args(["--smoke", "--sets", "phishing"])
+    assert args.sets == sets and args.ignored_sets == ["phishing"]
+    assert small_sets_cv.parse_args(["--sets", "wine", "digits"]).sets == ["digits", "wine"]
+    full = small_sets_cv.parse_args([])
+    assert full.sets == list(small_sets_cv.SETS) and (full.repeats, full.folds) == (3, 5)
 
 def test_nystrom_memory_smoke(tmp_path):
     # generated data, every fit in its own process; no data folder needed
