@@ -34,7 +34,7 @@ the timed fits run compiled code already loaded.  The summary counts, per
 estimator, the 8 (variant, set) cases within 1 point of SVC
 (acc - SVC >= -1), the worst gap and the mean gap.
 
-Run ``python benchmarks/small_sets_cv.py`` (about 5 minutes on two cores,
+Run ``python benchmarks/small_sets_cv.py`` (about 3 minutes on two cores,
 most of it kernel Pegasos, MarginSGDSVC and NystromSVC on digits);
 ``--smoke`` for a check in seconds (iris and wine, 1 repeat of 3 folds).  Output:
 ``benchmarks/results/small_sets_cv.{json,md,png}``.
