@@ -18,7 +18,8 @@ weights; see :class:`fastsvm.MarginSGDSVC` for the derivation):
 The driver (:mod:`fastsvm.margin_sgd.solver`) evaluates a block of points
 against the support vectors found before the block at once: the dot
 products by BLAS (or scipy's sparse products for sparse rows), f from them
-by :func:`expansion_from_dots`.  Only the dependence inside the block is
+by :func:`expansion_from_dots`, and the kernel matrix of the block's points by
+:func:`block_kernel_from_dots`.  Only the dependence inside the block is
 sequential, and that is :func:`decide_block`.
 """
 
@@ -53,6 +54,17 @@ def decide_block(f_before, K_block, y, weight, M, rule, alpha):
             alpha[j] = weight[j] * max(0.0, 1.0 - m)
         else:
             alpha[j] = weight[j]
+
+
+@njit(**JIT_OPTIONS)
+def block_kernel_from_dots(dots, sq, code, gamma, degree, coef0, out):
+    """out[r, j] = k(x_r, x_j) for the points of a block, from their dot products
+    dots[r, j] = <x_r, x_j> (overwritten) and squared norms ``sq``: the kernel matrix the
+    sequential part of a block needs, with the vectorised exp of the compiled kernels."""
+    n = dots.shape[0]
+    bits = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        kernel_from_dots(code, dots[r], sq[r], sq, gamma, degree, coef0, n, out[r], bits)
 
 
 @njit(**JIT_OPTIONS)

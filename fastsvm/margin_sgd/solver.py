@@ -184,8 +184,11 @@ def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
         else:
             block = _block(X, rows, dense)
             dots = block @ block.T
-            K_block = kernel.from_dots(dots.toarray() if sp.issparse(dots) else dots,
-                                       X_sq[rows], X_sq[rows])
+            dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots)
+            K_block = np.empty_like(dots)
+            gamma = 0.0 if kernel.gamma is None else kernel.gamma
+            K.block_kernel_from_dots(dots, X_sq[rows], kernel.code, gamma, kernel.degree,
+                                     kernel.coef0, K_block)
         f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
                       np.ascontiguousarray(dual[:, :n_sv]), kernel)
         alpha = np.empty((len(Y), len(rows)))
