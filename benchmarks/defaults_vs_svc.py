@@ -49,7 +49,7 @@ process that imports fastsvm, loads the data and fits twice:
 Beside them: the time of ``from fastsvm import <estimator>`` in that
 process (numpy, scipy and scikit-learn already loaded).
 
-Run ``python benchmarks/defaults_vs_svc.py`` (about 20 minutes on two
+Run ``python benchmarks/defaults_vs_svc.py`` (about 10 minutes on two
 cores, most of it SVC and kernel Pegasos on the larger sets); ``--smoke``
 for a check in seconds (500 training and 500 test rows of small,
 wide_sparse and multiclass; first fits without the empty-cache runs).

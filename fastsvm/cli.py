@@ -9,8 +9,9 @@ In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
     fastsvm warmup                                         # compile the kernels once
 
 ``--solver`` picks one of fastsvm's five estimators (``fastsvm train -h``
-lists them); every option sets the estimator parameter of the same name, and
-an option the chosen estimator does not have is an error.  Options left out
+lists them); every option sets one estimator parameter, mostly of the same name
+(``-s`` random_state, ``--nystrom-solver`` solver, ``--separate-budgets``
+shared_budget=False), and an option the chosen estimator does not have is an error.  Options left out
 keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
 or LIBSVM's ``-wLABEL WEIGHT`` (e.g. ``-w1 5 -w-1 0.5``) for a dict.  Run
 ``fastsvm train -h`` / ``fastsvm predict -h`` for the options. The same
@@ -49,8 +50,8 @@ PROG = "fastsvm"
 SOLVERS = {
     "budget": ("BudgetSVC", "BudgetSVC: kernel SVM by budgeted SGD, merging support vectors "
                             "(Glasmachers & Qaadan); the default"),
-    "nystrom": ("NystromSVC", "NystromSVC: Nystrom embedding + accelerated stochastic "
-                              "subgradient (Snacks)"),
+    "nystrom": ("NystromSVC", "NystromSVC: Nystrom embedding + linear SVM solved to a "
+                              "duality-gap certificate (Snacks)"),
     "huber": ("HuberSVC", "HuberSVC: linear SVM by gradient descent with margin bounds "
                           "(Guillory & Bilmes)"),
     "pegasos": ("PegasosSVC", "PegasosSVC: mini-batch Pegasos with margin bounds, linear or "

@@ -150,7 +150,8 @@ class NystromSVC(BaseSVC):
     Parameters
     ----------
     C : float, default=1.0
-        Regularisation, lambda = 1 / (n_samples * C).
+        Regularisation, lambda = 1 / (S C), S the sum of the sample weights
+        (n_samples without weights).
     kernel : {'rbf', 'laplacian', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
     gamma : float or 'scale', default='scale'
         Kernel width; 'scale' is 1 / (n_features * X.var()), as in SVC.
