@@ -11,8 +11,8 @@ In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
 ``--solver`` picks one of fastsvm's five estimators (``fastsvm train -h``
 lists them); every option sets one estimator parameter, mostly of the same name
 (``-s`` random_state, ``--nystrom-solver`` solver, ``--separate-budgets``
-shared_budget=False), and an option the chosen estimator does not have is an error.  Options left out
-keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
+shared_budget=False), and an option the chosen estimator does not have is an
+error.  Options left out keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
 or LIBSVM's ``-wLABEL WEIGHT`` (e.g. ``-w1 5 -w-1 0.5``) for a dict.  Run
 ``fastsvm train -h`` / ``fastsvm predict -h`` for the options. The same
 program runs as ``python -m fastsvm``. Models are written in the fastsvm

@@ -172,6 +172,7 @@ def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
     dense = _dense_rows(X) and not kernel.on_gram
     d = X.shape[1] if dense else 0
     rule = UPDATES[update]
+    gamma = 0.0 if kernel.gamma is None else kernel.gamma
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
     dual, support = np.empty((len(Y), capacity)), np.empty(capacity, dtype=np.int64)
@@ -186,7 +187,6 @@ def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
             dots = block @ block.T
             dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots)
             K_block = np.empty_like(dots)
-            gamma = 0.0 if kernel.gamma is None else kernel.gamma
             K.block_kernel_from_dots(dots, X_sq[rows], kernel.code, gamma, kernel.degree,
                                      kernel.coef0, K_block)
         f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
