@@ -115,6 +115,32 @@ def test_pivoted_cholesky_map_drops_only_landmarks_within_the_cut_off(rtol):
     assert np.abs(Phi_m @ Phi_m.T - K_mm).max() <= cut_off * (1 + 1e-6) + 1e-12
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_embedding_by_triangular_product_equals_the_general_product(dtype):
+    """The map P = L^(-T) is upper triangular and applied in place by BLAS's trmm; a
+    projection that is not (an older model file's U_r diag(s_r)^(-1/2), m x r) by a
+    general product.  Both give K(X, landmarks) @ P, and a precomputed kernel matrix the
+    caller passes is left untouched."""
+    X, _ = make_classification(150, 6, random_state=2)
+    nmap = _map(X[:30], gamma=0.3)
+    assert nmap._triangular
+    reference = pairwise_kernels(X, nmap.landmarks, metric="rbf", gamma=0.3) @ nmap.projection
+    atol = (1e-5 if dtype == np.float32 else 1e-12) * np.abs(reference).max()
+    assert_allclose(nmap.transform(X, dtype=dtype), reference, atol=atol)
+    general = NystromMap(nmap.kernel, nmap.landmarks, np.vstack([nmap.projection,
+                                                                 np.ones(nmap.n_components)]))
+    general.landmarks = np.vstack([nmap.landmarks, X[:1]])
+    assert not general._triangular
+    extra = pairwise_kernels(X, X[:1], metric="rbf", gamma=0.3)
+    assert_allclose(general.transform(X, dtype=dtype), reference + extra, atol=atol)
+    K = pairwise_kernels(X, metric="rbf", gamma=0.3)
+    order = [int(np.flatnonzero((X == row).all(axis=1))[0]) for row in nmap.landmarks]
+    precomputed = NystromMap(Kernel("precomputed"), np.array(order), nmap.projection)
+    before = K.copy()
+    assert_allclose(precomputed.transform(K, dtype=dtype), reference, atol=atol)
+    assert_array_equal(K, before)
+
+
 def test_embedding_chunks_dense_sparse_and_float32(monkeypatch):
     X, _ = make_classification(300, 8, random_state=1)
     X[X < 0.3] = 0
