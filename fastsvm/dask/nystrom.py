@@ -56,7 +56,8 @@ from ..base import TrainingProblem, check_finite_output, random_seeds, regulariz
 from ..kernels import _take
 from ..nystrom import _kernels
 from ..nystrom.embedding import (NystromMap, _dense_if_small, leverage_candidates,
-                                 leverage_draw, nystrom_factors, uniform_landmarks)
+                                 leverage_draw, nystrom_factors, times_upper,
+                                 uniform_landmarks)
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
                               SolverResult, hinge_sum)
@@ -492,7 +493,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
                 if "sample" not in drawn:
                     drawn["sample"] = _dense_if_small(self._gather_rows(partitions, sample)[0])
                 landmarks = _take(drawn["rows"], np.searchsorted(drawn["idx"], idx))
-                embedded = kernel(drawn["sample"], _dense_if_small(landmarks)) @ projection
+                embedded = times_upper(kernel(drawn["sample"], _dense_if_small(landmarks)),
+                                       projection)
                 return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
                                       float(kernel.diagonal(drawn["sample"]).sum()))
 

@@ -122,6 +122,17 @@ def nystrom_factors(K_mm, rtol=None):
     return pivots[:rank] - 1, P
 
 
+def times_upper(block, P, dtype=np.float64):
+    """block @ P for a square upper-triangular P (the map L^(-T)), of type ``dtype``: by
+    BLAS's triangular product (trmm) in place on a copy of the block, half the flops of a
+    general product and 1.1-2x faster (n = 7,500 or 30,000, r = 800-4,000).  A C-ordered
+    block is a Fortran-ordered block^T, so it computes (P^T block^T)^T."""
+    trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
+    out = np.array(block, dtype=dtype, order="C")
+    return trmm(1.0, np.asfortranarray(P, dtype=dtype), out.T, side=0, lower=0, trans_a=1,
+                overwrite_b=1).T
+
+
 @dataclass
 class NystromMap:
     """The fitted map x -> k_m(x)^T P (see the module docstring).
@@ -178,19 +189,9 @@ class NystromMap:
         # the product in the output's type: float32 is about 1.6x faster, and
         # the kernel block and projection are rounded once either way
         projection = self.projection.astype(dtype, copy=False)
-        if self._triangular:          # a C-ordered block is a Fortran-ordered block^T
-            projection = np.asfortranarray(projection)
-            trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
         for rows, block in self._kernel_blocks(X):
-            if self._triangular:
-                # block P = (P^T block^T)^T in place by BLAS's triangular product: half the
-                # flops of a general product, 1.1-2x faster (n = 7,500 or 30,000, r = 800-4,000)
-                block = np.array(block, dtype=dtype, order="C")     # a copy of our own
-                embedded = trmm(1.0, projection, block.T, side=0, lower=0, trans_a=1,
-                                overwrite_b=1).T
-            else:
-                embedded = block.astype(dtype, copy=False) @ projection
-            yield rows.start, embedded
+            yield rows.start, (times_upper(block, projection, dtype) if self._triangular
+                               else block.astype(dtype, copy=False) @ projection)
             if progress is not None:
                 progress.update(block.shape[0])
 

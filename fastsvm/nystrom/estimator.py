@@ -16,7 +16,8 @@ from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     random_seeds)
 from ..kernels import KERNELS
-from .embedding import NystromMap, _dense_if_small, nystrom_factors, sample_landmarks
+from .embedding import (NystromMap, _dense_if_small, nystrom_factors, sample_landmarks,
+                        times_upper)
 from .solver import solve_assg, solve_dcd, solve_pegasos
 from .store import EmbeddingStore, auto_memory_budget
 
@@ -372,7 +373,7 @@ class NystromSVC(BaseSVC):
         def residual(sample, idx, projection):
             block = (problem.block(sample, idx) if kernel.name == "precomputed"
                      else kernel(_dense_if_small(problem.take(sample)), landmark_rows(idx)))
-            embedded = block @ projection
+            embedded = times_upper(block, projection)
             return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
                                   float(problem.diagonal(sample).sum()))
 
