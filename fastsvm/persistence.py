@@ -452,8 +452,8 @@ def _dim_bounds(name, params, n_models, n_features):
     if name == "NystromSVC":
         m, reason = params["n_components"], f"n_components={params['n_components']}"
         if m == "auto":
-            from .nystrom.estimator import AUTO_MAX_COMPONENTS
-            m = AUTO_MAX_COMPONENTS
+            from .nystrom.estimator import AUTO_EXACT_ROWS
+            m = AUTO_EXACT_ROWS
             reason = f"n_components='auto' (at most {m} landmarks)"
         if kernel == "precomputed" and n_features < m:
             m, reason = n_features, f"n_features_in_={n_features} training rows"

@@ -523,6 +523,9 @@ def test_auto_components_respect_n_and_the_memory_budget():
 
     assert auto_components(500, 2**40) == (500, 500)
     assert auto_components(100_000, 2**40) == (1000, 4000)
+    assert auto_components(8001, 2**40) == (1000, 4000)
+    assert auto_components(8000, 2**40) == (1000, 8000)     # every row: the exact kernel
+    assert auto_components(6000, 4 * 6000 * 2000) == (1000, 2000)
     assert auto_components(100_000, 4 * 100_000 * 1500) == (1000, 1500)
     assert auto_components(10**7, 2**30) == (1000, 1000)
 

@@ -24,14 +24,18 @@ from .store import EmbeddingStore, auto_memory_budget
 
 #: ``n_components='auto'`` starts at min(AUTO_COMPONENTS, n_samples) landmarks and doubles
 #: them while the embedding misses more than AUTO_RESIDUAL of the kernel's trace on
-#: RESIDUAL_SAMPLE training rows, up to AUTO_MAX_COMPONENTS (see :func:`choose_landmarks`).
+#: RESIDUAL_SAMPLE training rows, up to AUTO_MAX_COMPONENTS, or up to n_samples when there
+#: are at most AUTO_EXACT_ROWS = 2 AUTO_MAX_COMPONENTS (see :func:`auto_components`).
 #: In ``benchmarks/defaults_vs_svc.py``: usps (residual 20 % at 1000) gets 2000 landmarks,
 #: 93.57 % -> 94.12 % test accuracy (SVC 94.72 %), fit 1.5 s -> 3.6 s (SVC 3.0 s; 2.4 s
 #: since its CSR rows, every pixel stored, are embedded as dense blocks); a sparse
 #: set of 6,000 rows and 5,000 features (66 %) gets 4000, 60.95 % -> 68.85 % (SVC 71.25 %),
 #: 0.6 s -> 5.3 s (SVC 6.7 s); ijcnn1 (1 %), covtype (0.6 %), a9a (14 %) keep 1000.
+#: That sparse set still misses 24 % at 4000; all 6,000 rows as landmarks (the exact
+#: kernel) give SVC's 71.25 %.
 AUTO_COMPONENTS = 1000
 AUTO_MAX_COMPONENTS = 4000
+AUTO_EXACT_ROWS = 2 * AUTO_MAX_COMPONENTS
 AUTO_RESIDUAL = 0.15
 RESIDUAL_SAMPLE = 1000
 #: ``fit`` warns when the embedding misses more than this share of the kernel's trace on the
@@ -83,10 +87,14 @@ def trace_residual(captured, total):
 
 def auto_components(n, budget_bytes):
     """(first, most) landmarks of ``n_components='auto'`` for n training rows: AUTO_COMPONENTS,
-    then up to AUTO_MAX_COMPONENTS while the n x m float32 embedding stays within
-    ``budget_bytes`` (never fewer than the first), and never more than n."""
+    then up to AUTO_MAX_COMPONENTS, while the n x m float32 embedding stays within
+    ``budget_bytes`` (never fewer than the first), and never more than n.  Up to
+    AUTO_EXACT_ROWS rows the growth may go on to n, every row a landmark: the Nystrom
+    kernel is then the kernel itself, at a cost (about n^3 flops) no larger than that of
+    the AUTO_MAX_COMPONENTS landmarks on AUTO_EXACT_ROWS rows."""
     first = min(AUTO_COMPONENTS, n)
-    most = min(AUTO_MAX_COMPONENTS, n, max(first, budget_bytes // (4 * n)))
+    cap = n if n <= AUTO_EXACT_ROWS else AUTO_MAX_COMPONENTS
+    most = min(cap, max(first, budget_bytes // (4 * n)))
     return first, most
 
 
@@ -163,8 +171,9 @@ class NystromSVC(BaseSVC):
     n_components : int or 'auto', default='auto'
         Number of landmarks m.  'auto' draws min(1000, n_samples) and, while
         the embedding misses more than 15 % of the kernel's trace on 1,000
-        training rows, draws twice as many instead, up to 4000 (and n_samples,
-        and as many as keep the float32 embedding within ``max_embedding_mb``):
+        training rows, draws twice as many instead, up to 4000 (every row up to
+        8,000 rows: the exact kernel; never more than n_samples, nor more than
+        keep the float32 embedding within ``max_embedding_mb``):
         see :func:`choose_landmarks`; ``training_info_['landmarks_drawn']``
         tells how many.  An int above
         the number of training rows makes every row a landmark, with a
