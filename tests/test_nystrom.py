@@ -542,6 +542,29 @@ def test_auto_components_grow_where_the_embedding_misses_much():
     assert auto.training_info_["kernel_residual"] < fixed.training_info_["kernel_residual"] - 0.1
 
 
+@pytest.mark.filterwarnings("ignore:the Nystrom embedding misses")
+def test_auto_components_take_every_row_of_a_small_set_the_cap_leaves_short(monkeypatch):
+    """Where AUTO_MAX_COMPONENTS landmarks still miss more than AUTO_RESIDUAL and there are
+    at most AUTO_EXACT_ROWS rows, 'auto' grows on to every row: the exact kernel (scaled
+    down: 10 landmarks first, at most 40, every row up to 80)."""
+    import fastsvm.nystrom.estimator as est
+
+    monkeypatch.setattr(est, "AUTO_COMPONENTS", 10)
+    monkeypatch.setattr(est, "AUTO_MAX_COMPONENTS", 40)
+    monkeypatch.setattr(est, "AUTO_EXACT_ROWS", 80)
+    X = sp.random(160, 2000, density=0.005, format="csr", random_state=0)
+    X = X + sp.eye(160, 2000, format="csr")              # no empty row
+    y = np.arange(160) % 2
+    for n, exact in [(80, True), (81, False)]:
+        clf = NystromSVC(random_state=0).fit(X[:n], y[:n])
+        info = clf.training_info_
+        if exact:
+            assert info["landmarks_drawn"] == clf.n_components_ == 80
+            assert info["kernel_residual"] < 1e-6
+        else:
+            assert info["landmarks_drawn"] == 40 and info["kernel_residual"] > 0.15
+
+
 def test_landmarks_spanning_little_of_the_data_warn():
     """Sparse rows in 2,000 dimensions share few features: 50 landmarks miss most of the RBF
     kernel (about what 1,000 landmarks miss on a 5,000-feature text-like set)."""
