@@ -125,7 +125,8 @@ def nystrom_factors(K_mm, rtol=None):
 def times_upper(block, P, dtype=np.float64):
     """block @ P for a square upper-triangular P (the map L^(-T)), of type ``dtype``: by
     BLAS's triangular product (trmm) in place on a copy of the block, half the flops of a
-    general product and 1.1-2x faster (n = 7,500 or 30,000, r = 800-4,000).  A C-ordered
+    general product and 2-3x faster in float32 on two threads (8,000 x 1,000 rows by 1,000:
+    0.04 s against 0.11 s; 1,600 x 5,000 by 5,000: 0.19 s against 0.41 s).  A C-ordered
     array is its transpose in Fortran order, so it computes (P^T block^T)^T with the
     lower-triangular P^T and block^T in place, without reordering either."""
     trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
