@@ -127,9 +127,8 @@ def test_embedding_by_triangular_product_equals_the_general_product(dtype):
     reference = pairwise_kernels(X, nmap.landmarks, metric="rbf", gamma=0.3) @ nmap.projection
     atol = (1e-5 if dtype == np.float32 else 1e-12) * np.abs(reference).max()
     assert_allclose(nmap.transform(X, dtype=dtype), reference, atol=atol)
-    general = NystromMap(nmap.kernel, nmap.landmarks, np.vstack([nmap.projection,
-                                                                 np.ones(nmap.n_components)]))
-    general.landmarks = np.vstack([nmap.landmarks, X[:1]])
+    general = NystromMap(nmap.kernel, np.vstack([nmap.landmarks, X[:1]]),
+                         np.vstack([nmap.projection, np.ones(nmap.n_components)]))
     assert not general._triangular
     extra = pairwise_kernels(X, X[:1], metric="rbf", gamma=0.3)
     assert_allclose(general.transform(X, dtype=dtype), reference + extra, atol=atol)
