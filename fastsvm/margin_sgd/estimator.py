@@ -68,11 +68,19 @@ class MarginSGDSVC(BaseSVC):
     * ``update='constant'`` (the original margin SGD rule): :math:`\alpha_k = 1`
       if :math:`m_k \le M`, else 0.
 
-    **Validation and tuning.**  With ``sampling='replacement'`` (the paper's
-    sampling with full replacement) a pass draws about 63 % of the rows; the
-    rows it never draws validate it, as out-of-bag rows validate a bagged
-    model.  With ``sampling='permutation'`` a stratified ``validation_fraction``
-    of the rows is held out and the pass visits the rest.  For each (gamma, M)
+    **Validation and tuning.**  With ``sampling='permutation'`` (the
+    default) a stratified ``validation_fraction`` of the rows is held out and
+    the pass visits each of the others once, in random order.  With
+    ``sampling='replacement'`` (the paper's sampling with full replacement) a
+    pass draws about 63 % of the rows; the rows it never draws validate it,
+    as out-of-bag rows validate a bagged model.  The paper reports that full
+    replacement is the more accurate; here permutation was at defaults, since
+    its passes see 80 % of the rows instead of 63 % (test accuracy, mean of
+    seeds 0-2, 30,000-row subsamples: a9a 84.52 against 84.27 %, ijcnn1
+    98.11 / 97.72, usps 94.95 / 94.57, covtype 86.60 / 85.56, phishing and
+    skin_nonskin within 0.1; generated sets of ``benchmarks/_generated.py``,
+    data seeds 0-2 x 6 pass seeds: wide_sparse +0.8 to +2.5 points, small
+    -0.4 to +1.8, multiclass +0.2 to +0.5, imbalanced equal), for 10-40 % more fit time.  For each (gamma, M)
     candidate, the product of the two grids when ``gamma`` or ``M`` is 'auto'
     (the paper's third technique: a handful of M values, one pass each), the
     validation rows choose the offset b of each binary model (the
@@ -164,8 +172,9 @@ class MarginSGDSVC(BaseSVC):
         Values for 'auto'; None means (0.25, 0.5, 1) for the squared-hinge
         rule and (0.5, 1, 2) for the constant rule.
     update : {'squared-hinge', 'constant'}, default='squared-hinge'
-    sampling : {'replacement', 'permutation'}, default='replacement'
-        n draws with replacement (the paper's), or one shuffled pass.
+    sampling : {'permutation', 'replacement'}, default='permutation'
+        One shuffled pass over the rows not held out, or n draws with
+        replacement (the paper's) validated on the rows never drawn.
     kernel : {'rbf', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
         As in SVC (a callable is evaluated once into the n x n kernel matrix).
     gamma : float, 'scale' or 'auto', default='auto'
@@ -238,7 +247,7 @@ class MarginSGDSVC(BaseSVC):
         **COMMON_CONSTRAINTS,
     }
 
-    def __init__(self, M="auto", M_grid=None, update="squared-hinge", sampling="replacement",
+    def __init__(self, M="auto", M_grid=None, update="squared-hinge", sampling="permutation",
                  kernel="rbf", gamma="auto", degree=3, coef0=0.0, gamma_grid=None,
                  validation_fraction=0.2, tune_size="auto", class_weight=None, n_jobs=None,
                  random_state=None, verbose=0):
