@@ -92,7 +92,8 @@ def main(argv=None):
     n_full = sum(c["n_rows"] == X.shape[0] for c in minfo["candidates"])
     print(f"MarginSGD: {minfo['n_passes']} passes ({minfo['n_passes'] - n_full} on halving subsets "
           f"ranking the (gamma, M) candidates, {n_full} over all rows; validated on "
-          f"{minfo['n_validation']:,} held-out rows); chose gamma = {msgd.gamma_:.3g}, "
+          f"{minfo['n_validation']:,} "
+          f"{'held-out' if minfo['sampling'] == 'permutation' else 'out-of-bag'} rows); chose gamma = {msgd.gamma_:.3g}, "
           f"M = {msgd.M_:g}, offset {msgd.intercept_[0]:+.3f}.")
     return 0
 

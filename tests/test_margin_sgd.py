@@ -271,6 +271,20 @@ def test_validation_rows():
     assert clf.training_info_["n_visited"] == 350
 
 
+def test_auto_sampling_permutes_when_the_hold_out_has_100_rows():
+    for n, sampling in ((495, "replacement"), (500, "permutation")):
+        X, y = _labels(n=n)
+        info = MarginSGDSVC(M=0.5, gamma=0.3, random_state=0).fit(X, y).training_info_
+        assert info["sampling"] == sampling
+        if sampling == "permutation":
+            assert info["n_validation"] == 100 and info["n_visited"] == 400
+        else:
+            assert abs(info["n_validation"] / n - np.exp(-1)) < 0.06
+    X, y = _labels(n=600)
+    info = MarginSGDSVC(M=0.5, gamma=0.3, validation_fraction=0.1, random_state=0).fit(X, y)
+    assert info.training_info_["sampling"] == "replacement"
+
+
 def test_deterministic_and_thread_invariant():
     X, y = _labels(n=300, n_classes=4)
     a = MarginSGDSVC(random_state=7).fit(X, y)
