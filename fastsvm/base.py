@@ -51,7 +51,7 @@ from tqdm.auto import tqdm
 from . import _options
 from ._validation import canonical_csr, check_sparse_structure, native_byteorder
 from .kernels import KERNELS, Kernel, row_sq_norms
-from .multiclass import binary_targets, labels_from_decision
+from .multiclass import binary_targets, labels_from_decision, n_binary_models
 
 #: Constraints of the kernel parameters, SVC's (every estimator validates all of
 #: SVC's kernels and explains the ones its method cannot take).
@@ -183,8 +183,8 @@ class TrainingProblem:
 
     @property
     def n_models(self):
-        """Binary problems: 1 for two classes, else one per class (one-vs-rest)."""
-        return 1 if len(self.classes) == 2 else len(self.classes)
+        """One-vs-rest binary problems: 1 for two classes, else one per class."""
+        return n_binary_models(len(self.classes))
 
     @property
     def targets(self):
@@ -464,12 +464,18 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes) (one-vs-rest).
+        ``classes_[1]``), else (n_samples, n_classes): the one-vs-rest
+        models' values, or for one-vs-one models SVC's per-class scores
+        (see :func:`fastsvm.multiclass.ovo_scores`).
         """
         check_is_fitted(self, "intercept_")
         decision = self._decision(self._validate_for_predict(X)) + self.intercept_
         check_finite_output(decision, "decision values")
-        return decision[:, 0] if decision.shape[1] == 1 else decision
+        return decision[:, 0] if decision.shape[1] == 1 else self._class_scores(decision)
+
+    def _class_scores(self, decision):
+        """Per-class scores from the binary models' decision values (one-vs-rest: those)."""
+        return decision
 
     def predict(self, X):
         """Predicted class labels."""

@@ -150,6 +150,9 @@ def _add_estimator_options(train):
                               "descent, stops on the duality gap)")
     nystrom.add_argument("--max-stages", type=int, dest="max_stages",
                          help="maximum stages (epochs for dcd)")
+    nystrom.add_argument("--multi-class", choices=["ovo", "ovr"], dest="multi_class",
+                         help="more than two classes: one model per pair of classes (ovo, the "
+                              "default, as SVC) or per class against the rest (ovr)")
 
     iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
     iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")

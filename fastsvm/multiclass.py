@@ -1,23 +1,78 @@
-"""One-vs-rest targets and labels shared by the estimators (the fan-out is ``BaseSVC._fan_out``).
+"""Binary problems of a multi-class fit, and class scores from their decision values.
 
 Two classes give one binary problem (+1 for ``classes[1]``, -1 for
-``classes[0]``); k > 2 classes give k problems, problem c separating class c
-(+1) from all others (-1).  Prediction takes the class of the largest decision
-value (the sign, for two classes).
+``classes[0]``).  For k > 2 classes:
+
+* one-vs-rest (``'ovr'``, every estimator): k problems, problem c
+  separating class c (+1) from all others (-1) on every row; the class of
+  the largest decision value wins (the sign, for two classes);
+* one-vs-one (``'ovo'``, NystromSVC's default, as SVC's): k (k - 1) / 2
+  problems, pair (i, j), i < j, in the order (0, 1), (0, 2), ..., (k - 2,
+  k - 1), separating class j (+1) from class i (-1) on the rows of the two
+  classes only.  :func:`ovo_scores` turns their decision values into SVC's
+  per-class scores, votes plus summed confidences; the class with most
+  votes wins.
+
+The fan-out over the problems is ``BaseSVC._fan_out``.
 """
 
 import numpy as np
 
+MULTI_CLASS = ("ovo", "ovr")
+
+
+def n_binary_models(n_classes, multi_class="ovr"):
+    """Binary problems of a fit on ``n_classes`` classes."""
+    if n_classes == 2:
+        return 1
+    return n_classes * (n_classes - 1) // 2 if multi_class == "ovo" else n_classes
+
 
 def binary_targets(y_encoded, n_classes):
-    """List of +-1 float64 target vectors, one per binary problem."""
+    """List of +-1 float64 target vectors, one per one-vs-rest problem (one for two
+    classes)."""
     if n_classes == 2:
         return [np.where(y_encoded == 1, 1.0, -1.0)]
     return [np.where(y_encoded == c, 1.0, -1.0) for c in range(n_classes)]
 
 
+def ovo_pairs(n_classes):
+    """The one-vs-one pairs (i, j), i < j, in model order."""
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def ovo_problems(y_encoded, n_classes):
+    """Per one-vs-one pair (i, j): (rows, targets), the sorted rows of classes i and j and
+    a float64 vector over all rows, +1 on class j's, -1 on class i's and 0 elsewhere."""
+    problems = []
+    for i, j in ovo_pairs(n_classes):
+        rows = np.flatnonzero((y_encoded == i) | (y_encoded == j))
+        targets = np.zeros(len(y_encoded))
+        targets[rows] = np.where(y_encoded[rows] == j, 1.0, -1.0)
+        problems.append((rows, targets))
+    return problems
+
+
+def ovo_scores(decision, n_classes):
+    """Per-class scores (n, n_classes) from one-vs-one decision values (n, n_pairs), as
+    SVC's ``decision_function_shape='ovr'``: the votes of the pairs (a positive value
+    votes for j, else for i) plus the sum of each class's confidences (+f for j, -f for
+    i) mapped into (-1/3, 1/3) by s / (3 (|s| + 1)), which breaks ties between equal
+    votes and never outweighs a vote."""
+    votes = np.zeros((decision.shape[0], n_classes))
+    confidence = np.zeros((decision.shape[0], n_classes))
+    for k, (i, j) in enumerate(ovo_pairs(n_classes)):
+        positive = decision[:, k] > 0
+        votes[:, j] += positive
+        votes[:, i] += ~positive
+        confidence[:, j] += decision[:, k]
+        confidence[:, i] -= decision[:, k]
+    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+
+
 def labels_from_decision(decision, classes):
-    """Predicted labels from decision values of shape (n,) or (n, n_classes)."""
+    """Predicted labels from decision values of shape (n,) or per-class scores
+    (n, n_classes)."""
     if decision.ndim == 1:
         return classes[(decision > 0).astype(np.intp)]
     return classes[np.argmax(decision, axis=1)]

@@ -68,7 +68,12 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
 ``intercept_``
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
-    ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``).
+    ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
+    a ``NystromSVC`` with ``multi_class='ovo'`` (the default; a file
+    without the parameter is one-vs-rest) ``n_classes (n_classes - 1) / 2``,
+    one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
+    ..., positive for ``classes_[j]``; the class with most votes wins (see
+    :func:`fastsvm.multiclass.ovo_scores`).
 ``feature_names_in_`` (optional)
     unicode array of shape ``(n_features,)``, for a model fitted on a pandas
     DataFrame.
@@ -203,6 +208,7 @@ from numpy.lib import format as npy_format
 from sklearn.exceptions import NotFittedError
 
 from .kernels import uses_gamma
+from .multiclass import n_binary_models
 
 __all__ = [
     "FORMAT_NAME",
@@ -418,8 +424,8 @@ def _check_shape(spec, dtype, shape, dims, bounds, fail):
         else:
             bound = want
         if size != bound:
-            note = (" (one binary model for 2 classes, else one per class)" if want == "n_models"
-                    else "")
+            note = (" (one binary model for 2 classes, else one per class, or per pair of "
+                    "classes for one-vs-one)" if want == "n_models" else "")
             fail(f"{spec.name} has {size} entries along axis {axis} but {want} is "
                  f"{bound}{note}")
 
@@ -433,6 +439,12 @@ def _check_array(spec, value, dims, bounds, fail):
     if spec.kind == "f" and not np.all(np.isfinite(value)):
         fail(f"{spec.name} contains non-finite values")
     return value
+
+
+def _n_models(name, params, n_classes):
+    """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC
+    with ``multi_class='ovo'``, else one-vs-rest (see :mod:`fastsvm.multiclass`)."""
+    return n_binary_models(n_classes, params["multi_class"] if name == "NystromSVC" else "ovr")
 
 
 def _shared_budget(params, n_models):
@@ -478,7 +490,7 @@ def _check_model(name, params, arrays, fail):
     """Check the fitted arrays of one model for consistency; return them normalised."""
     classes = _check_classes(arrays["classes_"], fail)
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
-    n_models = 1 if len(classes) == 2 else len(classes)
+    n_models = _n_models(name, params, len(classes))
     dims = {"n_models": n_models, "n_features": n_features}
     bounds = _dim_bounds(name, params, n_models, n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
@@ -991,7 +1003,7 @@ def _read_arrays(archive, entries, version, name, params, fail):
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     read("classes_", check_classes)
     n_classes = len(_check_classes(arrays["classes_"], fail))
-    n_models = 1 if n_classes == 2 else n_classes
+    n_models = _n_models(name, params, n_classes)
     dims = {"n_models": n_models, "n_features": n_features}
     bounds = _dim_bounds(name, params, n_models, n_features)
 
@@ -1063,6 +1075,8 @@ def load_model(path):
             params = _params_from_json(cls, meta["params"], fail)
             if est_name == "BudgetSVC":     # files from before shared budgets had none
                 params.setdefault("shared_budget", False)
+            if est_name == "NystromSVC":    # files from before one-vs-one were one-vs-rest
+                params.setdefault("multi_class", "ovr")
             try:
                 estimator = cls(**params)
                 estimator._validate_params()

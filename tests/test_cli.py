@@ -161,6 +161,15 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     assert main(["train", "-q", "-B", "10", "--separate-budgets", str(data), str(separate)]) == 0
     assert not load_model(separate).shared_budget
     assert len(load_model(separate).support_vectors_) > 10
+    for options, n_models in (([], 3), (["--multi-class", "ovr"], 3)):   # 3 pairs, 3 classes
+        nystrom = tmp_path / "nystrom.npz"
+        assert main(["train", "-q", "--solver", "nystrom", "-n", "30", *options, str(data),
+                     str(nystrom)]) == 0
+        fitted = load_model(nystrom)
+        assert fitted.multi_class == (options[1] if options else "ovo")
+        assert fitted.coef_.shape[0] == n_models
+        assert main(["predict", "-q", str(data), str(nystrom), str(out_path)]) == 0
+        assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]
 
 
 def test_format_label():
@@ -320,9 +329,10 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
     ("budget", ["-B", "20", "-t", "2", "-s", "0"], "BudgetSVC"),
     ("nystrom", ["-n", "40", "-c", "4", "-s", "0"], "NystromSVC"),
     ("nystrom", ["-n", "40", "--nystrom-solver", "dcd", "--tol", "1e-4", "-s", "0"], "NystromSVC"),
+    ("nystrom", ["-n", "40", "--multi-class", "ovr", "-s", "0"], "NystromSVC"),
     ("huber", ["-c", "2", "--tol", "1e-4"], "HuberSVC"),
     ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
-    ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "permutation", "-s", "0"],
+    ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "replacement", "-s", "0"],
      "MarginSGDSVC"),
 ])
 def test_every_solver_trains_and_predicts(solver, options, name, dataset, train_file, tmp_path,

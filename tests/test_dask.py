@@ -398,7 +398,8 @@ def test_nystrom_multiclass_weighted_dataframe_leverage_and_round_trip(client, t
     weights = dd.from_pandas(pd.Series(weight), npartitions=3)
     params = dict(n_components=120, landmarks="leverage", class_weight="balanced",
                   random_state=2)
-    local = NystromSVC(**params).fit(pd.DataFrame(X, columns=columns), y, sample_weight=weight)
+    local = NystromSVC(**params, multi_class="ovr")     # DaskNystromSVC's only split
+    local.fit(pd.DataFrame(X, columns=columns), y, sample_weight=weight)
     dist = DaskNystromSVC(client=client, **params).fit(frame, labels, sample_weight=weights)
     assert_array_equal(dist.component_indices_, local.component_indices_)
     assert list(dist.feature_names_in_) == columns
@@ -447,6 +448,8 @@ def test_nystrom_bad_input_and_parameters(client):
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
     with pytest.raises(ValueError, match="solver='assg' is local only"):
         DaskNystromSVC(client=client, solver="assg").fit(Xd, yd)
+    with pytest.raises(ValueError, match="multi_class"):
+        DaskNystromSVC(client=client, multi_class="ovo").fit(Xd, yd)
     with pytest.raises(ValueError, match="kernel evaluated from the features"):
         DaskNystromSVC(client=client, kernel="precomputed").fit(Xd, yd)
     with pytest.raises(ValueError, match="NaN"):

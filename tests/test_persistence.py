@@ -5,7 +5,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_blobs, make_classification
 from sklearn.exceptions import NotFittedError
 
 from fastsvm import BudgetSVC
@@ -498,6 +498,33 @@ def test_budgets_bound_the_support_vectors_stored(data, tmp_path):
     meta["params"]["shared_budget"] = True
     bad = _rewrite(tmp_path / "separate.npz", tmp_path / "bad.npz", meta=meta)
     with pytest.raises(ModelFormatError, match="budget=20 .* shared"):
+        load_model(bad)
+
+
+def test_nystrom_one_vs_one_models_and_files_from_before_them(tmp_path):
+    """One model per pair of classes; a file without ``multi_class`` predates one-vs-one
+    and holds one model per class (with 3 classes both have 3 models: only the parameter
+    tells them apart)."""
+    X, y = make_blobs(300, centers=4, random_state=0)
+    for multi_class, n_models in (("ovo", 6), ("ovr", 4)):
+        clf = NystromSVC(n_components=20, multi_class=multi_class, random_state=0).fit(X, y)
+        path = tmp_path / f"{multi_class}.npz"
+        save_model(clf, path)
+        loaded = load_model(path)
+        assert loaded.multi_class == multi_class and loaded.coef_.shape[0] == n_models
+        np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+    X3, y3 = make_blobs(300, centers=3, random_state=0)
+    ovr = NystromSVC(n_components=20, multi_class="ovr", random_state=0).fit(X3, y3)
+    save_model(ovr, tmp_path / "ovr3.npz")
+    meta = _meta(tmp_path / "ovr3.npz")
+    del meta["params"]["multi_class"]
+    old = load_model(_rewrite(tmp_path / "ovr3.npz", tmp_path / "old.npz", meta=meta))
+    assert old.multi_class == "ovr"
+    np.testing.assert_array_equal(old.predict(X3), ovr.predict(X3))
+    entries = _read_entries(tmp_path / "ovr.npz")      # 4 classes: 6 pairs, not 4 models
+    bad = _rewrite(tmp_path / "ovo.npz", tmp_path / "bad.npz", coef_=entries["coef_"],
+                   intercept_=entries["intercept_"], n_iter_=entries["n_iter_"])
+    with pytest.raises(ModelFormatError, match="pair of classes"):
         load_model(bad)
 
 

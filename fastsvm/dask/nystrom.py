@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
 from tqdm.auto import tqdm
 
 from .. import _options
@@ -414,7 +415,10 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
       optimum.
 
     Only ``solver='dcd'`` is offered (the stochastic solvers visit rows at
-    random across all partitions).  ``max_stages`` bounds the passes, as
+    random across all partitions), and multi-class problems are split
+    one-vs-rest only (``multi_class='ovr'``, the default here): each model's
+    passes travel through all partitions, which one-vs-one's k (k - 1) / 2
+    models over a few rows each would multiply.  ``max_stages`` bounds the passes, as
     locally.  ``n_jobs`` is not used (the cluster runs the partitions), and
     ``max_embedding_mb`` only bounds the landmarks ``n_components='auto'``
     may draw, as locally: each embedding stays in its worker's memory,
@@ -439,19 +443,21 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
     """
 
     _local_class = NystromSVC
-    _parameter_constraints = {**NystromSVC._parameter_constraints, **CLIENT_CONSTRAINT}
+    _parameter_constraints = {**NystromSVC._parameter_constraints,
+                              "multi_class": [StrOptions({"ovr"})], **CLIENT_CONSTRAINT}
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components="auto", landmarks="uniform", solver="dcd", eta0="auto", radius0=None,
                  omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, max_embedding_mb="auto",
-                 fit_intercept=True, class_weight=None, n_jobs=None, random_state=None, verbose=0,
-                 client=None):
+                 fit_intercept=True, multi_class="ovr", class_weight=None, n_jobs=None,
+                 random_state=None, verbose=0, client=None):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          n_components=n_components, landmarks=landmarks, solver=solver,
                          eta0=eta0, radius0=radius0, omega=omega, stage_steps=stage_steps,
                          max_stages=max_stages, tol=tol, max_embedding_mb=max_embedding_mb,
-                         fit_intercept=fit_intercept, class_weight=class_weight, n_jobs=n_jobs,
-                         random_state=random_state, verbose=verbose)
+                         fit_intercept=fit_intercept, multi_class=multi_class,
+                         class_weight=class_weight, n_jobs=n_jobs, random_state=random_state,
+                         verbose=verbose)
         self.client = client
 
     def fit(self, X, y, sample_weight=None):

@@ -161,3 +161,27 @@ def dcd_epoch(Phi, y, bias_feature, upper, q_diag, active, n_active, pg_max_old,
             w[r] += delta * bias_feature
         s += 1
     return n_active, pg_max, pg_min
+
+
+@numba.njit(**JIT_OPTIONS)
+def hinge_at(Phi, rows, y, weight, w, bias_feature):
+    """sum_{i in rows} weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>), read in place
+    at the embedding's rows ``rows`` (the rows of a one-vs-one pair)."""
+    total = 0.0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        loss = 1.0 - y[i] * _margin(Phi, i, w, bias_feature)
+        if loss > 0.0:
+            total += weight[i] * loss
+    return total
+
+
+@numba.njit(**JIT_OPTIONS)
+def sq_norms_at(Phi, rows, out):
+    """out[i] = ||phi_i||^2 (float64) for the embedding's rows i in ``rows``."""
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        total = 0.0
+        for j in range(Phi.shape[1]):
+            total += np.float64(Phi[i, j]) * Phi[i, j]
+        out[i] = total

@@ -14,8 +14,9 @@ from tqdm.auto import tqdm
 
 from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
-                    random_seeds)
+                    random_seeds, regularization)
 from ..kernels import KERNELS
+from ..multiclass import MULTI_CLASS, n_binary_models, ovo_problems, ovo_scores
 from .embedding import (NystromMap, _dense_if_small, nystrom_factors, sample_landmarks,
                         times_upper)
 from .solver import solve_assg, solve_dcd, solve_pegasos
@@ -153,8 +154,26 @@ class NystromSVC(BaseSVC):
     K(X, X_train) and the landmarks are columns of it.  The indefinite
     'sigmoid' kernel keeps the positive part of K_mm.
 
-    Multi-class problems are split one-vs-rest (the paper is binary only)
-    over one shared embedding; the class with the largest decision value wins.
+    Multi-class problems (the paper's are binary) share one embedding and are
+    split one-vs-one by default, as SVC splits them (``multi_class='ovo'``):
+    k (k - 1) / 2 linear SVMs, each with C on the rows of its two classes
+    only, whose votes pick the class (see :mod:`fastsvm.multiclass`).  Each
+    pair's problem is small, so they cost about as much as k one-vs-rest
+    problems over all rows (``multi_class='ovr'``), and they are more
+    accurate where one class is not linearly separable from all others at
+    once on the embedding.  Measured at the defaults (test accuracy and fit
+    time, one-vs-one against one-vs-rest against SVC at its defaults, 25 %
+    of the rows held out, seed 0):
+
+    * 3 classes of concentric shells (``make_gaussian_quantiles``, 10,000
+      rows, 6 features): 97.64 % in 0.36 s against 96.12 % in 0.52 s (SVC
+      97.64 % in 0.25 s);
+    * 5 classes (``multiclass`` of ``benchmarks/_generated.py``): 89.35 % in
+      0.35 s against 88.60 % in 0.43 s (SVC 89.40 % in 0.29 s);
+    * usps (10 classes, 7,291 rows): 94.27 % in 1.7 s against 94.12 % in
+      2.1 s (SVC 94.72 % in 3.3 s);
+    * 26 classes (``make_classification``, 15,000 rows, 16 features):
+      93.89 % in 1.7 s against 92.77 % in 2.5 s (SVC 94.29 % in 0.6 s).
 
     Parameters
     ----------
@@ -230,6 +249,10 @@ class NystromSVC(BaseSVC):
         bytes of disk.  The model does not depend on it.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset, as LIBLINEAR does).
+    multi_class : {'ovo', 'ovr'}, default='ovo'
+        For more than two classes: one model per pair of classes, trained on
+        their rows (one-vs-one, as SVC), or one per class against all others
+        (one-vs-rest).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
         'balanced' is n_samples / (n_classes * bincount(y)).
@@ -259,7 +282,9 @@ class NystromSVC(BaseSVC):
     n_components_ : int
         r, the dimension of the embedding.
     coef_ : ndarray of shape (n_models, n_components_)
-        Weights on the embedding (1 model for 2 classes, else n_classes).
+        Weights on the embedding: 1 model for 2 classes, else one per pair
+        of classes (i, j), i < j, in the order (0, 1), (0, 2), ..., positive
+        for class j (``multi_class='ovo'``), or one per class ('ovr').
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         Stages (passes for ``solver='dcd'``) run per binary model.
@@ -302,6 +327,7 @@ class NystromSVC(BaseSVC):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_embedding_mb": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
+        "multi_class": [StrOptions(set(MULTI_CLASS))],
         "random_state": ["random_state"],
         **COMMON_CONSTRAINTS,
     }
@@ -310,7 +336,8 @@ class NystromSVC(BaseSVC):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components="auto", landmarks="uniform", solver="dcd", eta0="auto", radius0=None,
                  omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, max_embedding_mb="auto",
-                 fit_intercept=True, class_weight=None, n_jobs=None, random_state=None, verbose=0):
+                 fit_intercept=True, multi_class="ovo", class_weight=None, n_jobs=None,
+                 random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -327,6 +354,7 @@ class NystromSVC(BaseSVC):
         self.tol = tol
         self.max_embedding_mb = max_embedding_mb
         self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -364,7 +392,8 @@ class NystromSVC(BaseSVC):
                           f"weight): every row is a landmark, n_components_ <= {n}, and the "
                           "embedding costs as much as the full kernel matrix", UserWarning)
             m = grow_to = n
-        seed_landmarks, *seeds = random_seeds(self.random_state, 1 + problem.n_models)
+        seed_landmarks, *seeds = random_seeds(
+            self.random_state, 1 + n_binary_models(len(problem.classes), self.multi_class))
         info = {}
         started = time.perf_counter()
         kernel = problem.kernel
@@ -482,31 +511,47 @@ class NystromSVC(BaseSVC):
     def _max_stages(self):
         return AUTO_MAX_STAGES[self.solver] if self.max_stages == "auto" else self.max_stages
 
+    def _binary_problems(self, problem):
+        """(rows, targets, step weights, lambda) of each binary problem: one-vs-rest over
+        all rows (rows None), or one-vs-one over the rows of each pair, with C on them
+        (lambda = 1 / (C S_pair), step weights s_i n_pair / S_pair on the pair's rows)."""
+        if len(problem.classes) == 2 or self.multi_class == "ovr":
+            return [(None, targets, problem.step_weights, problem.lam(self.C))
+                    for targets in problem.targets]
+        binary = []
+        for rows, targets in ovo_problems(problem.y, len(problem.classes)):
+            weight_sum = float(problem.weights[rows].sum())
+            weight = np.zeros(problem.n_samples)
+            weight[rows] = problem.weights[rows] * (len(rows) / weight_sum)
+            binary.append((rows, targets, weight, regularization(self.C, weight_sum)))
+        return binary
+
     def _solve(self, Phi, problem, seeds):
-        n = problem.n_samples
-        lam = problem.lam(self.C)
-        weight = problem.step_weights
         bias_feature = 1.0 if self.fit_intercept else 0.0
-        steps = max(n, MIN_STAGE_STEPS) if self.stage_steps is None else self.stage_steps
-        radius0 = np.sqrt(2.0 / lam) if self.radius0 is None else self.radius0
         max_stages = self._max_stages()
+        binary = self._binary_problems(problem)
+        sizes = [problem.n_samples if rows is None else len(rows) for rows, *_ in binary]
+
+        def stage_steps(n):
+            return max(n, MIN_STAGE_STEPS) if self.stage_steps is None else self.stage_steps
 
         def solve_one(item, bar):
-            y_bin, seed = item
+            (rows, y_bin, weight, lam), n, seed = item
             rng = np.random.default_rng(seed)
-            if self.solver == "assg":
-                eta0 = None if self.eta0 == "auto" else self.eta0
-                return solve_assg(Phi, y_bin, weight, bias_feature, lam, eta0, radius0,
-                                  self.omega, steps, max_stages, self.tol, rng, bar)
             if self.solver == "dcd":
                 return solve_dcd(Phi, y_bin, weight, bias_feature, lam, max_stages, self.tol,
-                                 rng, bar)
-            return solve_pegasos(Phi, y_bin, weight, bias_feature, lam, steps, max_stages,
-                                 self.tol, rng, bar)
+                                 rng, bar, rows)
+            if self.solver == "assg":
+                eta0 = None if self.eta0 == "auto" else self.eta0
+                radius0 = np.sqrt(2.0 / lam) if self.radius0 is None else self.radius0
+                return solve_assg(Phi, y_bin, weight, bias_feature, lam, eta0, radius0,
+                                  self.omega, stage_steps(n), max_stages, self.tol, rng, bar,
+                                  rows)
+            return solve_pegasos(Phi, y_bin, weight, bias_feature, lam, stage_steps(n),
+                                 max_stages, self.tol, rng, bar, rows)
 
-        return self._fan_out(solve_one, zip(problem.targets, seeds),
-                             (n if self.solver == "dcd" else steps) * max_stages
-                             * problem.n_models, "step")
+        total = sum(n if self.solver == "dcd" else stage_steps(n) for n in sizes) * max_stages
+        return self._fan_out(solve_one, zip(binary, sizes, seeds), total, "step")
 
     def transform(self, X):
         """The Nystrom embedding of X, ndarray of shape (n_samples, n_components_)
@@ -520,6 +565,11 @@ class NystromSVC(BaseSVC):
     def _decision(self, X):
         """<w, embedding(x)> of each binary model."""
         return self._nystrom_map().apply(X, self.coef_.T)
+
+    def _class_scores(self, decision):
+        if self.multi_class == "ovo":
+            return ovo_scores(decision, len(self.classes_))
+        return decision
 
     def _nystrom_map(self):
         kernel = self._fitted_kernel()

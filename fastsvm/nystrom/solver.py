@@ -35,6 +35,11 @@ Dual coordinate descent (:func:`solve_dcd`, LIBLINEAR's algorithm for
 alpha with w = w(alpha), so it can evaluate the duality gap P(w) - D(alpha)
 >= P(w) - P*, a certificate: it stops when the gap is at most ``tol`` times
 P(w).
+
+Each solver takes ``rows``, the embedding's rows of its problem (None: all of
+them): a one-vs-one pair of classes is solved on its rows of the shared
+embedding, without a copy.  Then n is ``len(rows)``, and ``y`` and
+``weight``, indexed by the embedding's rows, are read at ``rows`` only.
 """
 
 from dataclasses import dataclass, field
@@ -45,16 +50,26 @@ from .. import _options
 from . import _kernels
 
 
-def hinge_sum(Phi, y, weight, w, bias_feature):
-    """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows of the
-    embedding (float64)."""
+def hinge_sum(Phi, y, weight, w, bias_feature, rows=None):
+    """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows ``rows`` of
+    the embedding (all if None: one BLAS product; else read in place), float64."""
+    if rows is not None:
+        return _kernels.hinge_at(Phi, rows, y, weight, w, bias_feature)
     f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
     return float(weight @ np.maximum(0.0, 1.0 - y * f.astype(np.float64)))
 
 
-def primal_objective(Phi, y, weight, w, bias_feature, lam):
-    """P(w) on all rows of the embedding (float64)."""
-    return 0.5 * lam * float(w @ w) + hinge_sum(Phi, y, weight, w, bias_feature) / len(y)
+def primal_objective(Phi, y, weight, w, bias_feature, lam, rows=None):
+    """P(w) on the rows ``rows`` of the embedding (all if None), float64."""
+    n = len(y) if rows is None else len(rows)
+    return 0.5 * lam * float(w @ w) + hinge_sum(Phi, y, weight, w, bias_feature, rows) / n
+
+
+def _problem_rows(Phi, rows):
+    """(n, rows): the problem's size and its rows as int64 indices (None: all rows)."""
+    if rows is None:
+        return Phi.shape[0], None
+    return len(rows), np.asarray(rows, dtype=np.int64)
 
 
 @dataclass
@@ -74,11 +89,13 @@ class SolverResult:
         return len(self.objective) - 1
 
 
-def _orders(n, steps, rng, progress):
-    """``steps`` uniform example indices in chunks of ``CHUNK_STEPS``, advancing ``progress``."""
+def _orders(n, rows, steps, rng, progress):
+    """``steps`` example indices drawn uniformly from the n rows ``rows`` (0..n-1 if None),
+    in chunks of ``CHUNK_STEPS``, advancing ``progress``."""
     for start in range(0, steps, _options.CHUNK_STEPS):
         size = min(_options.CHUNK_STEPS, steps - start)
-        yield rng.integers(0, n, size=size, dtype=np.int64)
+        drawn = rng.integers(0, n, size=size, dtype=np.int64)
+        yield drawn if rows is None else rows[drawn]
         if progress is not None:
             progress.update(size)
 
@@ -88,13 +105,15 @@ def _converged(result, tol):
     return tol is not None and abs(previous - current) <= tol * current
 
 
-def _assg_stage(Phi, y, weight, bias_feature, lam, w, eta, radius, steps, rng, progress):
-    """One ASSG stage from ``w``: returns (average of the projected iterates, violations)."""
+def _assg_stage(Phi, rows, y, weight, bias_feature, lam, w, eta, radius, steps, rng, progress):
+    """One ASSG stage from ``w`` over the rows ``rows``: returns (average of the projected
+    iterates, violations)."""
     center = w.copy()
     w = w.copy()
     w_avg = np.zeros_like(w)
     violations = 0
-    for order in _orders(Phi.shape[0], steps, rng, progress):
+    n, rows = _problem_rows(Phi, rows)
+    for order in _orders(n, rows, steps, rng, progress):
         violations += _kernels.assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center,
                                           radius, w, w_avg, 1.0 / steps)
     return w_avg, violations
@@ -106,7 +125,7 @@ ETA_CALIBRATION_FACTOR = 4.0
 ETA_CALIBRATION_MAX_TRIALS = 8
 
 
-def _calibrate_eta(Phi, y, weight, bias_feature, lam, radius, steps, rng, progress):
+def _calibrate_eta(Phi, rows, y, weight, bias_feature, lam, radius, steps, rng, progress):
     """Choose eta_1 by trying the first stage with several step sizes (Bottou's calibration).
 
     All trials run stage 1 from w = 0 on the same examples; starting at
@@ -119,9 +138,9 @@ def _calibrate_eta(Phi, y, weight, bias_feature, lam, radius, steps, rng, progre
     w0 = np.zeros(Phi.shape[1] + 1)
 
     def trial(eta):
-        w, violations = _assg_stage(Phi, y, weight, bias_feature, lam, w0, eta, radius, steps,
-                                    np.random.default_rng(seed), progress)
-        return eta, w, violations, primal_objective(Phi, y, weight, w, bias_feature, lam)
+        w, violations = _assg_stage(Phi, rows, y, weight, bias_feature, lam, w0, eta, radius,
+                                    steps, np.random.default_rng(seed), progress)
+        return eta, w, violations, primal_objective(Phi, y, weight, w, bias_feature, lam, rows)
 
     best = trial(ETA_CALIBRATION_START)
     for direction in (ETA_CALIBRATION_FACTOR, 1.0 / ETA_CALIBRATION_FACTOR):
@@ -137,7 +156,7 @@ def _calibrate_eta(Phi, y, weight, bias_feature, lam, radius, steps, rng, progre
 
 
 def solve_assg(Phi, y, weight, bias_feature, lam, eta0, radius0, omega, stage_steps, max_stages,
-               tol, rng, progress=None):
+               tol, rng, progress=None, rows=None):
     """Accelerated stochastic subgradient (ASSG), Snacks Algorithm 1.
 
     Stage k starts from the previous stage's averaged iterate c = w_{k-1},
@@ -152,22 +171,21 @@ def solve_assg(Phi, y, weight, bias_feature, lam, eta0, radius0, omega, stage_st
     paper tunes it per data set by hand, and the best value moves by a factor
     of 4 or more between data sets (a9a 0.5, ijcnn1 2).
     """
-    n, r = Phi.shape
-    w = np.zeros(r + 1)
-    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam)])
+    w = np.zeros(Phi.shape[1] + 1)
+    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam, rows)])
     eta, radius = eta0, radius0
     if eta is None:
-        eta, w, violations, objective = _calibrate_eta(Phi, y, weight, bias_feature, lam, radius,
-                                                       stage_steps, rng, progress)
+        eta, w, violations, objective = _calibrate_eta(Phi, rows, y, weight, bias_feature, lam,
+                                                       radius, stage_steps, rng, progress)
         result.violations.append(violations)
         result.objective.append(objective)
         eta, radius = eta / omega, radius / omega
     result.eta0 = eta * omega ** len(result.violations)
     while result.n_stages < max_stages and not (result.n_stages and _converged(result, tol)):
-        w, violations = _assg_stage(Phi, y, weight, bias_feature, lam, w, eta, radius,
+        w, violations = _assg_stage(Phi, rows, y, weight, bias_feature, lam, w, eta, radius,
                                     stage_steps, rng, progress)
         result.violations.append(violations)
-        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam))
+        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam, rows))
         eta, radius = eta / omega, radius / omega
     result.converged = _converged(result, tol)
     result.w = w
@@ -175,24 +193,24 @@ def solve_assg(Phi, y, weight, bias_feature, lam, eta0, radius0, omega, stage_st
 
 
 def solve_pegasos(Phi, y, weight, bias_feature, lam, stage_steps, max_stages, tol, rng,
-                  progress=None):
+                  progress=None, rows=None):
     """Pegasos (step 1 / (lambda t), projection onto the ball of radius 1/sqrt(lambda)).
 
     The baseline of the Snacks paper on the same embedding; returns the last
     iterate.  Stages only mark where the stopping rule is checked.
     """
-    n, r = Phi.shape
-    w = np.zeros(r + 1)
-    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam)])
+    n, rows = _problem_rows(Phi, rows)
+    w = np.zeros(Phi.shape[1] + 1)
+    result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam, rows)])
     t = 0
     while result.n_stages < max_stages and not (result.n_stages and _converged(result, tol)):
         violations = 0
-        for order in _orders(n, stage_steps, rng, progress):
+        for order in _orders(n, rows, stage_steps, rng, progress):
             violations += _kernels.pegasos_steps(Phi, y, weight, bias_feature, order, lam, t, True,
                                                  w)
             t += order.shape[0]
         result.violations.append(violations)
-        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam))
+        result.objective.append(primal_objective(Phi, y, weight, w, bias_feature, lam, rows))
     result.converged = _converged(result, tol)
     return result
 
@@ -207,7 +225,8 @@ DCD_PG_TOL_FACTOR = 10.0
 DCD_GAP_CHECK_PASSES = 2
 
 
-def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=None):
+def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=None,
+              rows=None):
     """Dual coordinate descent with shrinking (Hsieh et al. 2008, Alg. 1 and Sec. 3.2;
     see :func:`fastsvm.nystrom._kernels.dcd_epoch`), each pass in a fresh random
     order of the active variables.
@@ -229,17 +248,22 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
     gap is computed once more and the run ends unconverged.  ``tol=None``
     runs all ``max_epochs`` passes.
     """
-    n, r = Phi.shape
+    n, rows = _problem_rows(Phi, rows)
     upper = weight / (lam * n)
-    alpha = np.zeros(n)
-    w = np.zeros(r + 1)
-    q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64) + bias_feature ** 2
-    q_diag = np.maximum(q_diag, np.finfo(np.float64).tiny)   # a zero row never moves
-    result = SolverResult(w.copy(), [primal_objective(Phi, y, weight, w, bias_feature, lam)])
+    alpha = np.zeros(Phi.shape[0])          # alpha_i of the embedding's row i (0 off rows)
+    w = np.zeros(Phi.shape[1] + 1)
+    if rows is None:
+        q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
+    else:
+        q_diag = np.zeros(Phi.shape[0])
+        _kernels.sq_norms_at(Phi, rows, q_diag)
+    q_diag = np.maximum(q_diag + bias_feature ** 2, np.finfo(np.float64).tiny)  # 0 never moves
+    result = SolverResult(w.copy(), [primal_objective(Phi, y, weight, w, bias_feature, lam,
+                                                      rows)])
 
     def check():
         """Keep the best primal point so far; its gap to the current (monotone) dual."""
-        primal = primal_objective(Phi, y, weight, w, bias_feature, lam)
+        primal = primal_objective(Phi, y, weight, w, bias_feature, lam, rows)
         if primal < result.objective[-1]:
             result.w = w.copy()
         best = min(primal, result.objective[-1])
@@ -248,7 +272,7 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
         result.gap.append((best - dual) / best)
         return tol is not None and result.gap[-1] <= tol
 
-    active = np.arange(n, dtype=np.int64)
+    active = np.arange(n, dtype=np.int64) if rows is None else rows.copy()
     n_active, pg_max_old, pg_min_old = n, np.inf, -np.inf
     pg_tol = DCD_PG_TOL_START
     updates = 0                                      # coordinate updates since the last check
