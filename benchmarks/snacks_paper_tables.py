@@ -12,7 +12,8 @@ usps C = 10, gamma = 2^-7) and the paper's number of landmarks m:
   Pegasos (step 1/(lambda t), ball projection, same stages of T steps and
   the same stopping rule) and scikit-learn's LinearSVC (LIBLINEAR dual
   coordinate descent, loss='hinge', its defaults tol=1e-4, max_iter=1000),
-  one-vs-rest for usps like NystromSVC;
+  one-vs-rest for usps, as every NystromSVC here (``multi_class='ovr'``, not its
+  default one-vs-one: the same problems as LinearSVC's);
 * NystromSVC at its defaults (``solver='dcd'``: dual coordinate descent to a
   relative duality gap of 1e-3) on the same embedding, set against
   Nystroem + LinearSVC end to end;
@@ -114,7 +115,8 @@ def run_snacks(X, y, Xt, yt, C, gamma, m, runs, smoke):
 
     rows, keep = [], None
     for seed in range(runs):
-        clf = NystromSVC(C=C, gamma=gamma, n_components=m, solver="assg", random_state=seed)
+        clf = NystromSVC(C=C, gamma=gamma, n_components=m, solver="assg", multi_class="ovr",
+                         random_state=seed)
         Phi, fit_s, peak = measured(clf.fit_transform, X, y)
         pred, pred_s = H.timed(clf.predict, Xt)
         info = clf.training_info_
@@ -148,7 +150,7 @@ def run_dcd(X, y, Xt, yt, C, gamma, m, lam, y_enc):
     seed 0: the same landmarks, hence the same embedding, as the seed-0 ASSG fit."""
     from fastsvm import NystromSVC
 
-    clf = NystromSVC(C=C, gamma=gamma, n_components=m, random_state=0)
+    clf = NystromSVC(C=C, gamma=gamma, n_components=m, multi_class="ovr", random_state=0)
     Phi, fit_s, peak = measured(clf.fit_transform, X, y)
     info = clf.training_info_
     row = {"model": "NystromSVC (DCD)", "runs": 1,

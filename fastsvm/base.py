@@ -1,4 +1,4 @@
-r"""What every fastsvm classifier shares: validation, weights, kernels, one-vs-rest and publishing.
+r"""What every fastsvm classifier shares: validation, weights, kernels, multi-class and publishing.
 
 scikit-learn's ``BaseLibSVM`` carries SVC, NuSVC and SVR through one ``fit``;
 :class:`BaseSVC` does the same for fastsvm's solvers.  ``fit`` turns the

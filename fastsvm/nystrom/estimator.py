@@ -158,8 +158,8 @@ class NystromSVC(BaseSVC):
     split one-vs-one by default, as SVC splits them (``multi_class='ovo'``):
     k (k - 1) / 2 linear SVMs, each with C on the rows of its two classes
     only, whose votes pick the class (see :mod:`fastsvm.multiclass`).  Each
-    pair's problem is small, so they cost about as much as k one-vs-rest
-    problems over all rows (``multi_class='ovr'``), and they are more
+    pair's problem is small, so together they cost no more than k
+    one-vs-rest problems over all rows (``multi_class='ovr'``), and they are more
     accurate where one class is not linearly separable from all others at
     once on the embedding.  Measured at the defaults (test accuracy and fit
     time, one-vs-one against one-vs-rest against SVC at its defaults, 25 %

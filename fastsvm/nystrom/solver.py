@@ -171,6 +171,7 @@ def solve_assg(Phi, y, weight, bias_feature, lam, eta0, radius0, omega, stage_st
     paper tunes it per data set by hand, and the best value moves by a factor
     of 4 or more between data sets (a9a 0.5, ijcnn1 2).
     """
+    _, rows = _problem_rows(Phi, rows)
     w = np.zeros(Phi.shape[1] + 1)
     result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam, rows)])
     eta, radius = eta0, radius0
