@@ -24,7 +24,8 @@ kernel method gets that number.  Estimators (each with both class weights):
 
 * ``SVC(C, gamma, cache_size=1000)``: once (deterministic);
 * ``BudgetSVC(C, gamma, budget=500, epochs=5, learning_rate='pegasos',
-  shared_budget=False)`` (the paper's steps; 500 per class on usps-multi);
+  multi_class='ovr', shared_budget=False)`` (the paper's steps; 500 per
+  class on usps-multi);
 * ``NystromSVC(C, gamma, n_components=1000, solver='assg')`` (Snacks);
 * ``HuberSVC(C=1)``: linear, its default tol; deterministic, once;
 * ``PegasosSVC(kernel='linear', C=0.1)``: linear (its last iterate is noisy
@@ -133,7 +134,7 @@ def make_model(name, C, gamma, class_weight, seed, args):
         return SVC(C=C, gamma=gamma, class_weight=class_weight, cache_size=SVC_CACHE_MB)
     if name == "BudgetSVC":
         return BudgetSVC(C=C, gamma=gamma, budget=args.budget, epochs=args.epochs,
-                         learning_rate="pegasos", shared_budget=False,
+                         learning_rate="pegasos", multi_class="ovr", shared_budget=False,
                          class_weight=class_weight, random_state=seed)
     if name == "NystromSVC":
         return NystromSVC(C=C, gamma=gamma, n_components=args.components, solver="assg",

@@ -26,10 +26,11 @@ MARGIN_SGD_DENSE_FROM
 MARGIN_SGD_OFFSET_MIN_GAIN
     Least share of validation rows an offset must turn from wrong to right
     (net) to be kept (see ``margin_sgd.solver.accuracy_offset``).
-PREDICT_CHUNK_ROWS
+PREDICT_CHUNK_ROWS, PREDICT_CHUNK_BYTES
     Rows of X per block when evaluating the kernel matrix against the support
-    vectors in ``decision_function``; bounds the memory of prediction to
-    ``PREDICT_CHUNK_ROWS * n_support_vectors`` doubles.
+    vectors in ``decision_function``: ``PREDICT_CHUNK_ROWS``, fewer where the
+    block of kernel values would exceed ``PREDICT_CHUNK_BYTES`` (models of
+    more than 8,192 support vectors, as one-vs-one over many classes).
 DENSIFY_MIN_DENSITY, DENSIFY_MAX_FEATURES
     CSR input with at least this share of non-zeros and at most this many
     features is evaluated against support vectors in dense blocks: the
@@ -88,6 +89,7 @@ MARGIN_SGD_BLOCK = 256
 MARGIN_SGD_DENSE_FROM = 0.05
 MARGIN_SGD_OFFSET_MIN_GAIN = 0.01
 PREDICT_CHUNK_ROWS = 4096
+PREDICT_CHUNK_BYTES = 256 * 2**20
 DENSIFY_MIN_DENSITY = 0.05
 DENSIFY_MAX_FEATURES = 4096
 EMBED_CHUNK_BYTES = 64 * 2**20

@@ -69,6 +69,11 @@ COMMON_CONSTRAINTS = {
 }
 
 
+#: ``_expansion_decision`` multiplies dual coefficients with at most this share of
+#: non-zeros as a sparse matrix.
+SPARSE_COEF_DENSITY = 0.25
+
+
 def _sparse_format(kernel):
     """What validate_data accepts: CSR (other formats converted), nothing for a kernel matrix."""
     return False if kernel == "precomputed" else "csr"
@@ -505,10 +510,18 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                       kernel if callable(kernel) else None)
 
     def _expansion_decision(self, X):
-        """sum_j dual_coef_[m, j] k(sv_j, x) of each model m (kernel-expansion models)."""
+        """sum_j dual_coef_[m, j] k(sv_j, x) of each model m (kernel-expansion models).
+
+        Where each support vector belongs to a few of many models (one-vs-one
+        pairs, separate budgets: mostly zeros), the coefficients are multiplied
+        as a sparse matrix, in time linear in their non-zeros, not in
+        n_SV x n_models."""
         kernel = self._fitted_kernel()
         centers = self.support_ if kernel.name == "precomputed" else self.support_vectors_
-        return kernel.expansion(X, centers, self.dual_coef_.T)
+        coef = self.dual_coef_.T
+        if coef.shape[1] > 2 and np.count_nonzero(coef) <= SPARSE_COEF_DENSITY * coef.size:
+            coef = sp.csr_array(coef)
+        return kernel.expansion(X, centers, coef)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -121,16 +121,21 @@ def _add_estimator_options(train):
                         help="random seed")
     common.add_argument("-j", "--n-jobs", type=int, dest="n_jobs", metavar="N",
                         help="threads for the binary problems of a multi-class fit")
+    common.add_argument("--multi-class", choices=["ovo", "ovr"], dest="multi_class",
+                        help="more than two classes (budget, nystrom): one model per pair of "
+                             "classes (ovo, the default, as SVC) or per class against the "
+                             "rest (ovr)")
 
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",
                         help="maximum number of support vectors of the model (of each binary "
-                             "model with --separate-budgets), >= 2; default 500, and "
-                             "500 sqrt(K) shared by K > 2 classes")
+                             "model with ovo or --separate-budgets), >= 2; default 500, "
+                             "500 sqrt(2/K) per pair of K > 2 classes, and 500 sqrt(K) "
+                             "shared by K > 2 one-vs-rest models")
     budget.add_argument("--separate-budgets", action="store_const", const=False,
                         dest="shared_budget",
-                        help="give each one-vs-rest model of a multi-class fit its own budget "
-                             "(default: they share one)")
+                        help="with --multi-class ovr, give each one-vs-rest model its own "
+                             "budget (default: they share one)")
     budget.add_argument("-e", "--epochs", type=int, dest="epochs",
                         help="passes over the training data, >= 1")
     budget.add_argument("-m", "--merge-method", choices=MERGE_METHODS, dest="merge_method",
@@ -150,9 +155,6 @@ def _add_estimator_options(train):
                               "descent, stops on the duality gap)")
     nystrom.add_argument("--max-stages", type=int, dest="max_stages",
                          help="maximum stages (epochs for dcd)")
-    nystrom.add_argument("--multi-class", choices=["ovo", "ovr"], dest="multi_class",
-                         help="more than two classes: one model per pair of classes (ovo, the "
-                              "default, as SVC) or per class against the rest (ovr)")
 
     iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
     iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")

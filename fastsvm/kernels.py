@@ -177,7 +177,7 @@ class Kernel:
             callable kernel takes; K(X, training rows) for 'precomputed'
         centers : ndarray of shape (n_centers, n_features), or what a callable
             takes; training row indices for 'precomputed'
-        coef : ndarray of shape (n_centers, n_outputs)
+        coef : ndarray or sparse array of shape (n_centers, n_outputs)
 
         Returns
         -------
@@ -189,11 +189,27 @@ class Kernel:
         out = np.zeros((n, coef.shape[1]))
         if coef.shape[0] == 0:
             return out
-        step = _options.PREDICT_CHUNK_ROWS
+        step = chunk_rows(coef.shape[0])
         for start in range(0, n, step):
             block = _take(X, slice(start, start + step))
-            out[start:start + step] = self.between(block, centers) @ coef
+            out[start:start + step] = _times(self.between(block, centers), coef)
         return out
+
+
+def chunk_rows(n_centers):
+    """Rows of X per block of kernel values against ``n_centers`` centers (see
+    ``_options.PREDICT_CHUNK_ROWS``)."""
+    return max(1, min(_options.PREDICT_CHUNK_ROWS,
+                      _options.PREDICT_CHUNK_BYTES // (8 * max(n_centers, 1))))
+
+
+def _times(K, coef):
+    """K @ coef for a dense block K and dense or sparse ``coef``.  A sparse ``coef`` (each
+    center weighted in few outputs) is applied as (coef^T K^T)^T, row by row of K^T, in
+    time linear in its non-zeros."""
+    if not sp.issparse(coef):
+        return K @ coef
+    return (sp.csr_array(coef.T) @ np.ascontiguousarray(K.T)).T
 
 
 def _num_rows(A):
@@ -233,7 +249,7 @@ def rbf_expansion(X, centers, coef, gamma):
     ----------
     X : {ndarray, csr_matrix} of shape (n_samples, n_features)
     centers : ndarray of shape (n_centers, n_features)
-    coef : ndarray of shape (n_centers, n_outputs)
+    coef : ndarray or sparse array of shape (n_centers, n_outputs)
     gamma : float
 
     Returns
@@ -244,16 +260,21 @@ def rbf_expansion(X, centers, coef, gamma):
         return np.zeros((X.shape[0], coef.shape[1]))
     out = np.empty((X.shape[0], coef.shape[1]))
     center_sq = row_sq_norms(centers)[np.newaxis, :]
-    step = _options.PREDICT_CHUNK_ROWS
+    step = chunk_rows(centers.shape[0])
     densify = dense_blocks_pay(X)
+    sparse_coef = sp.issparse(coef)
+    coef_t = sp.csr_array(coef.T) if sparse_coef else None
     for start in range(0, X.shape[0], step):
         block = X[start:start + step]
         if densify:                 # a dense BLAS product beats CSR x dense here
             block = block.toarray()
         if block.dtype != np.float64:
             block = block.astype(np.float64)
-        d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
+        if sparse_coef:             # K^T, centers by rows, for (coef^T K^T)^T
+            d2 = euclidean_distances(centers, block, X_norm_squared=center_sq.T, squared=True)
+        else:
+            d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
         np.multiply(d2, -gamma, out=d2)
         np.exp(d2, out=d2)
-        out[start:start + step] = d2 @ coef
+        out[start:start + step] = (coef_t @ d2).T if sparse_coef else d2 @ coef
     return out

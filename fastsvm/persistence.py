@@ -443,16 +443,17 @@ def _check_array(spec, value, dims, bounds, fail):
 
 def _n_models(name, params, n_classes):
     """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC
-    with ``multi_class='ovo'``, else one-vs-rest (see :mod:`fastsvm.multiclass`)."""
-    return n_binary_models(n_classes, params["multi_class"] if name == "NystromSVC" else "ovr")
+    or BudgetSVC with ``multi_class='ovo'``, else one-vs-rest (see
+    :mod:`fastsvm.multiclass`)."""
+    return n_binary_models(n_classes, params.get("multi_class", "ovr"))
 
 
 def _shared_budget(params, n_models):
     """Whether a BudgetSVC's binary models share one budget of support vectors."""
-    return n_models > 1 and params["shared_budget"]
+    return n_models > 1 and params["shared_budget"] and params["multi_class"] == "ovr"
 
 
-def _dim_bounds(name, params, n_models, n_features):
+def _dim_bounds(name, params, n_classes, n_features):
     """Upper bounds that the parameters put on the dimensions they imply, as
     ``{dimension: (bound, reason)}``.
 
@@ -461,6 +462,7 @@ def _dim_bounds(name, params, n_models, n_features):
     million support vectors for a ``BudgetSVC(budget=100)``.
     """
     kernel = params.get("kernel", "linear")
+    n_models = _n_models(name, params, n_classes)
     if name == "NystromSVC":
         m, reason = params["n_components"], f"n_components={params['n_components']}"
         if m == "auto":
@@ -473,11 +475,11 @@ def _dim_bounds(name, params, n_models, n_features):
                 "nnz": (m * n_features, f"{reason}, {n_features} features")}
     if name == "BudgetSVC":
         from .bsgd.estimator import resolve_budget
+        budget = resolve_budget(params["budget"], n_classes, params["multi_class"],
+                                params["shared_budget"])
         if _shared_budget(params, n_models):
-            budget = resolve_budget(params["budget"], n_models)
             return {"n_sv": (budget, f"budget={params['budget']!r} ({budget}) shared by the "
                                      f"{n_models} binary models")}
-        budget = resolve_budget(params["budget"], 1)
         return {"n_sv": (budget * n_models,
                          f"budget={params['budget']!r} ({budget}) per binary model, {n_models} "
                          f"binary model{'s' if n_models > 1 else ''}")}
@@ -492,7 +494,7 @@ def _check_model(name, params, arrays, fail):
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     n_models = _n_models(name, params, len(classes))
     dims = {"n_models": n_models, "n_features": n_features}
-    bounds = _dim_bounds(name, params, n_models, n_features)
+    bounds = _dim_bounds(name, params, len(classes), n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
     kernel = params.get("kernel", "linear")
     for spec in _layout(name, params):
@@ -1005,7 +1007,7 @@ def _read_arrays(archive, entries, version, name, params, fail):
     n_classes = len(_check_classes(arrays["classes_"], fail))
     n_models = _n_models(name, params, n_classes)
     dims = {"n_models": n_models, "n_features": n_features}
-    bounds = _dim_bounds(name, params, n_models, n_features)
+    bounds = _dim_bounds(name, params, n_classes, n_features)
 
     def check(key, dtype, shape):
         if key != "feature_names_in_":
@@ -1073,8 +1075,9 @@ def load_model(path):
             est_name = meta["estimator"]
             cls = _estimator_class(est_name)
             params = _params_from_json(cls, meta["params"], fail)
-            if est_name == "BudgetSVC":     # files from before shared budgets had none
-                params.setdefault("shared_budget", False)
+            if est_name == "BudgetSVC":     # files from before shared budgets had none,
+                params.setdefault("shared_budget", False)   # and from before one-vs-one
+                params.setdefault("multi_class", "ovr")
             if est_name == "NystromSVC":    # files from before one-vs-one were one-vs-rest
                 params.setdefault("multi_class", "ovr")
             try:

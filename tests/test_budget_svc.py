@@ -1,13 +1,17 @@
 """BudgetSVC behaviour: accuracy on real data, determinism, input types, streaming, bad input."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_moons
+from sklearn.metrics.pairwise import rbf_kernel
 
-from fastsvm import BudgetSVC
+from fastsvm import BudgetSVC, _options
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
+from fastsvm.multiclass import ovo_pairs, ovo_scores
 
 HAVE_DATA = (get_data_dir() / "a9a").exists()
 needs_data = pytest.mark.skipif(not HAVE_DATA, reason="benchmark data sets not found (set FASTSVM_DATA)")
@@ -58,10 +62,10 @@ def test_one_pass_on_covtype_is_stable_from_seed_to_seed():
 
 @needs_data
 def test_multiclass_usps_on_a_shared_budget():
-    """At the defaults the 10 one-vs-rest models share round(500 sqrt(10)) = 1,581 support
-    vectors (measured 94.42-94.67 % over seeds 0-2; SVC 94.7 %)."""
+    """One-vs-rest, the 10 models share round(500 sqrt(10)) = 1,581 support vectors
+    (measured 94.42-94.67 % over seeds 0-2; SVC 94.7 %)."""
     X, y, Xt, yt = load_dataset("usps")
-    clf = BudgetSVC(random_state=0).fit(X, y)
+    clf = BudgetSVC(multi_class="ovr", random_state=0).fit(X, y)
     assert clf.decision_function(Xt[:5]).shape == (5, 10)
     assert clf.training_info_["budget"] == 1581
     assert clf.support_vectors_.shape == (1581, 256)
@@ -71,29 +75,79 @@ def test_multiclass_usps_on_a_shared_budget():
     assert clf.score(Xt, yt) >= 0.94
 
 
-@pytest.mark.parametrize("n_classes, shared, resolved", [
-    (2, True, 500), (4, True, 1000), (4, False, 500)])
-def test_auto_budget_is_500_per_model_and_500_sqrt_k_shared(n_classes, shared, resolved):
+@pytest.mark.parametrize("n_classes, multi_class, shared, resolved", [
+    (2, "ovo", True, 500), (2, "ovr", True, 500), (4, "ovr", True, 1000),
+    (4, "ovr", False, 500), (4, "ovo", True, 354), (4, "ovo", False, 354)])
+def test_auto_budget_is_500_per_model_500_sqrt_k_shared_500_sqrt_2_over_k_per_pair(
+        n_classes, multi_class, shared, resolved):
     """budget='auto' trains exactly the model of the budget it resolves to, which the
-    training reaches (1,200 rows, 2 epochs)."""
-    X, y = make_blobs(1200, centers=n_classes, cluster_std=4.0, random_state=0)
-    fits = [BudgetSVC(budget=budget, epochs=2, shared_budget=shared, random_state=0).fit(X, y)
+    training reaches (2,400 rows, 2 epochs); one-vs-one pairs get round(500 sqrt(2 / 4))."""
+    X, y = make_blobs(2400, centers=n_classes, cluster_std=4.0, random_state=0)
+    fits = [BudgetSVC(budget=budget, epochs=2, multi_class=multi_class, shared_budget=shared,
+                      random_state=0).fit(X, y)
             for budget in ("auto", resolved)]
     assert fits[0].training_info_["budget"] == fits[1].training_info_["budget"] == resolved
     assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
-    most = resolved if shared or n_classes == 2 else resolved * n_classes
+    n_budgets = {"ovo": n_classes * (n_classes - 1) // 2, "ovr": n_classes}[multi_class]
+    separate = n_classes > 2 and (multi_class == "ovo" or not shared)
+    most = resolved * n_budgets if separate else resolved
     assert fits[0].training_info_["merges"] > 0 and len(fits[0].support_vectors_) <= most
+    if separate:
+        assert np.all(fits[0].n_support_ == resolved)
 
 
 @needs_data
 def test_multiclass_usps_on_separate_budgets():
     X, y, Xt, yt = load_dataset("usps")
-    clf = BudgetSVC(C=10, gamma=2 ** -5, budget=200, epochs=3, shared_budget=False,
-                    random_state=0).fit(X, y)
+    clf = BudgetSVC(C=10, gamma=2 ** -5, budget=200, epochs=3, multi_class="ovr",
+                    shared_budget=False, random_state=0).fit(X, y)
     assert len(clf.n_support_) == 10 and clf.n_support_.sum() == len(clf.support_vectors_)
     assert np.all(clf.n_support_ <= 200)
     assert clf.training_info_["steps"] == 3 * 10 * X.shape[0]
     assert clf.score(Xt, yt) >= 0.90
+
+
+def test_one_vs_one_pairs_are_the_binary_fits_on_their_rows():
+    """Each one-vs-one pair (i, j) is exactly the binary BudgetSVC fitted on the rows of
+    classes i and j (class j the positive one), with the pair's own lambda = 1 / (C n_pair)
+    and its seed drawn in pair order from random_state; predictions follow SVC's votes."""
+    X, y = make_blobs(900, centers=4, cluster_std=1.5, random_state=0)
+    clf = BudgetSVC(C=3.0, budget=25, epochs=2, random_state=0).fit(X, y)
+    assert clf.dual_coef_.shape[0] == len(clf.intercept_) == 6
+    rng = np.random.RandomState(0)
+    bounds = np.cumsum([0, *clf.n_support_])
+    for k, (i, j) in enumerate(ovo_pairs(4)):
+        rows = np.flatnonzero((y == i) | (y == j))
+        pair = BudgetSVC(C=3.0, gamma=clf.gamma_, budget=25, epochs=2,
+                         random_state=rng.randint(np.iinfo(np.int32).max)).fit(
+                             X[rows], (y[rows] == j).astype(int))
+        block = slice(bounds[k], bounds[k + 1])
+        assert_array_equal(clf.dual_coef_[k, block], pair.dual_coef_[0])
+        assert not np.any(np.delete(clf.dual_coef_[k], np.arange(bounds[k], bounds[k + 1])))
+        assert_array_equal(clf.support_vectors_[block], pair.support_vectors_)
+        assert clf.intercept_[k] == pair.intercept_[0]
+    values = (rbf_kernel(X, clf.support_vectors_, gamma=clf.gamma_) @ clf.dual_coef_.T
+              + clf.intercept_)
+    assert_allclose(clf.decision_function(X), ovo_scores(values, 4), rtol=1e-9, atol=1e-9)
+    assert_array_equal(clf.predict(X), np.argmax(ovo_scores(values, 4), axis=1))
+    assert clf.score(X, y) >= 0.77          # SVC(C=3): 0.79
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_sparse_coefficients_give_the_dense_decision(kernel):
+    """Many one-vs-one pairs (mostly zero coefficients) are multiplied as a sparse matrix;
+    the decision values are those of the dense product, also when prediction is cut into
+    chunks of a few rows."""
+    X, y = make_blobs(600, centers=6, cluster_std=2.0, random_state=0)
+    params = {} if kernel == "rbf" else dict(maintenance="remove")
+    clf = BudgetSVC(kernel=kernel, budget=15, epochs=1, random_state=0, **params).fit(X, y)
+    assert np.count_nonzero(clf.dual_coef_) <= 0.25 * clf.dual_coef_.size
+    K = (rbf_kernel(X, clf.support_vectors_, gamma=clf.gamma_) if kernel == "rbf"
+         else X @ clf.support_vectors_.T)
+    dense = ovo_scores(K @ clf.dual_coef_.T + clf.intercept_, 6)
+    assert_allclose(clf.decision_function(X), dense, rtol=1e-9, atol=1e-9)
+    with mock.patch.object(_options, "PREDICT_CHUNK_BYTES", 8 * 7 * len(clf.support_vectors_)):
+        assert_allclose(clf.decision_function(X), dense, rtol=1e-9, atol=1e-9)
 
 
 def test_two_classes_make_one_model_either_way():
@@ -106,9 +160,10 @@ def test_two_classes_make_one_model_either_way():
 def test_diagnostics_compare_binary_merges_only():
     X, y = make_blobs(300, centers=3, random_state=0)
     with pytest.raises(ValueError, match="shared_budget=False"):
-        BudgetSVC(budget=10, diagnostics=True).fit(X, y)
-    info = BudgetSVC(budget=10, diagnostics=True, shared_budget=False).fit(X, y).training_info_
-    assert info["diag_events"] == info["merges"] > 0
+        BudgetSVC(budget=10, diagnostics=True, multi_class="ovr").fit(X, y)
+    for params in (dict(multi_class="ovr", shared_budget=False), dict(multi_class="ovo")):
+        info = BudgetSVC(budget=10, diagnostics=True, **params).fit(X, y).training_info_
+        assert info["diag_events"] == info["merges"] > 0
 
 
 def test_merging_beats_removal_on_moons():
@@ -262,14 +317,14 @@ def test_partial_fit_stream_matches_fit_quality():
     for chunk in np.array_split(np.arange(len(X)), 8):
         stream.partial_fit(X[chunk], y[chunk], classes=[0, 1])
     assert stream.training_info_["steps"] == len(X)
-    assert stream._stream.lam == pytest.approx(1 / (len(X) * 10))
+    assert stream._streams[0].lam == pytest.approx(1 / (len(X) * 10))
     assert stream.score(Xt, yt) >= 0.93
 
 
 def test_partial_fit_lambda_change_keeps_the_model():
     X, y = _moons()
     clf = BudgetSVC(budget=20, random_state=0).partial_fit(X, y)
-    stream = clf._stream
+    stream = clf._streams[0]
     lam, before = stream.lam, [state.alpha(stream.lam) for state in stream.states]
     stream.see(np.ones(len(X)), clf.C)     # what the next call does before its pass
     assert stream.lam == pytest.approx(lam / 2)

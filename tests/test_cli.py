@@ -156,9 +156,15 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     assert lines == [format_label(v) for v in fitted.predict(X)]
     acc = np.mean(fitted.predict(X).astype(float) == labels)
     assert f"Accuracy = {100 * acc:.4f}%" in out
-    assert fitted.shared_budget and len(fitted.support_vectors_) <= 10
-    separate = tmp_path / "separate.npz"
-    assert main(["train", "-q", "-B", "10", "--separate-budgets", str(data), str(separate)]) == 0
+    assert fitted.multi_class == "ovo" and np.all(fitted.n_support_ <= 10)   # 10 per pair
+    shared, separate = tmp_path / "shared.npz", tmp_path / "separate.npz"
+    assert main(["train", "-q", "-B", "10", "--multi-class", "ovr", str(data),
+                 str(shared)]) == 0
+    fitted = load_model(shared)
+    assert fitted.multi_class == "ovr" and fitted.shared_budget
+    assert len(fitted.support_vectors_) <= 10
+    assert main(["train", "-q", "-B", "10", "--multi-class", "ovr", "--separate-budgets",
+                 str(data), str(separate)]) == 0
     assert not load_model(separate).shared_budget
     assert len(load_model(separate).support_vectors_) > 10
     for options, n_models in (([], 3), (["--multi-class", "ovr"], 3)):   # 3 pairs, 3 classes
@@ -330,6 +336,7 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
     ("nystrom", ["-n", "40", "-c", "4", "-s", "0"], "NystromSVC"),
     ("nystrom", ["-n", "40", "--nystrom-solver", "dcd", "--tol", "1e-4", "-s", "0"], "NystromSVC"),
     ("nystrom", ["-n", "40", "--multi-class", "ovr", "-s", "0"], "NystromSVC"),
+    ("budget", ["-B", "20", "--multi-class", "ovr", "-s", "0"], "BudgetSVC"),
     ("huber", ["-c", "2", "--tol", "1e-4"], "HuberSVC"),
     ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
     ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "replacement", "-s", "0"],

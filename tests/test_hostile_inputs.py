@@ -499,15 +499,15 @@ def test_interrupted_partial_fit_keeps_the_model(monkeypatch, stage):
     X, y = data()
     clf = make("budget").partial_fit(X, y)
     before, state = clf.decision_function(X), _state(clf)
-    n_seen = clf._stream.n_seen
+    n_seen = clf._streams[0].n_seen
     _interrupt(monkeypatch, clf, stage)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y)
     monkeypatch.undo()
-    assert _state(clf) == state and clf._stream.n_seen == n_seen
+    assert _state(clf) == state and clf._streams[0].n_seen == n_seen
     assert_array_equal(clf.decision_function(X), before)
     clf.partial_fit(X, y)                       # and it goes on from there
-    assert clf._stream.n_seen == 2 * n_seen
+    assert clf._streams[0].n_seen == 2 * n_seen
 
 
 def test_interrupted_nystrom_fit_transform_keeps_the_model(monkeypatch):

@@ -481,15 +481,24 @@ def test_version_1_files_are_still_read(data, tmp_path):
 
 
 def test_budgets_bound_the_support_vectors_stored(data, tmp_path):
-    """A shared budget bounds all support vectors, separate ones each model's; a file
-    without ``shared_budget`` predates shared budgets and holds separate ones."""
+    """A shared budget bounds all support vectors, separate ones (and one-vs-one pairs)
+    each model's; a file without ``shared_budget`` predates shared budgets and holds
+    separate ones, one without ``multi_class`` predates one-vs-one and is one-vs-rest."""
     X, y = data
-    shared = BudgetSVC(budget=20, random_state=0).fit(X, y)
-    separate = BudgetSVC(budget=20, shared_budget=False, random_state=0).fit(X, y)
+    shared = BudgetSVC(budget=20, multi_class="ovr", random_state=0).fit(X, y)
+    separate = BudgetSVC(budget=20, multi_class="ovr", shared_budget=False,
+                         random_state=0).fit(X, y)
+    pairs = BudgetSVC(budget=20, random_state=0).fit(X, y)
     assert len(shared.support_vectors_) <= 20 < len(separate.support_vectors_) <= 60
-    for clf, name in ((shared, "shared"), (separate, "separate")):
+    assert 20 < len(pairs.support_vectors_) <= 60 and np.all(pairs.n_support_ <= 20)
+    for clf, name in ((shared, "shared"), (separate, "separate"), (pairs, "pairs")):
         save_model(clf, tmp_path / f"{name}.npz")
         _assert_same_model(clf, load_model(tmp_path / f"{name}.npz"), X)
+    meta = _meta(tmp_path / "shared.npz")
+    del meta["params"]["multi_class"]
+    old = load_model(_rewrite(tmp_path / "shared.npz", tmp_path / "old_ovr.npz", meta=meta))
+    assert old.multi_class == "ovr"
+    _assert_same_model(shared, old, X)
     entries = _read_entries(tmp_path / "separate.npz")
     meta = json.loads(str(entries["meta"]))
     del meta["params"]["shared_budget"]
@@ -528,11 +537,12 @@ def test_nystrom_one_vs_one_models_and_files_from_before_them(tmp_path):
         load_model(bad)
 
 
-@pytest.mark.parametrize("shared, n_models, bound", [(True, 10, 1581), (False, 10, 5000),
-                                                     (True, 1, 500)])
-def test_auto_budget_bounds_the_support_vectors_stored(shared, n_models, bound):
-    params = {"budget": "auto", "shared_budget": shared}
-    assert _dim_bounds("BudgetSVC", params, n_models, 5)["n_sv"][0] == bound
+@pytest.mark.parametrize("multi_class, shared, n_classes, bound", [
+    ("ovr", True, 10, 1581), ("ovr", False, 10, 5000), ("ovr", True, 2, 500),
+    ("ovo", True, 10, 45 * 224), ("ovo", False, 10, 45 * 224), ("ovo", True, 2, 500)])
+def test_auto_budget_bounds_the_support_vectors_stored(multi_class, shared, n_classes, bound):
+    params = {"budget": "auto", "multi_class": multi_class, "shared_budget": shared}
+    assert _dim_bounds("BudgetSVC", params, n_classes, 5)["n_sv"][0] == bound
 
 
 def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path):

@@ -300,7 +300,7 @@ def test_partial_fit_takes_weights_but_not_balanced():
     for part in np.array_split(np.arange(400), 4):
         stream.partial_fit(X[part], y[part], classes=[0, 1], sample_weight=np.full(100, 0.5))
     # lambda = 1 / (C * S_seen), S_seen the weight seen: 200 rows of 2 x 0.5, 200 of 0.5
-    assert stream._stream.lam == pytest.approx(1 / (1.0 * (200 * 1.0 + 200 * 0.5)))
+    assert stream._streams[0].lam == pytest.approx(1 / (1.0 * (200 * 1.0 + 200 * 0.5)))
     assert stream.score(X, y) > 0.9
     # a batch may lack a class, and its weights may be zero for one
     stream.partial_fit(X[y == 0][:50], y[y == 0][:50])

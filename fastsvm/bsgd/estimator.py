@@ -15,34 +15,46 @@ from .._packed import PackedData
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..merge import METHODS
 from ..merge.table import load_tables
+from ..multiclass import MULTI_CLASS, ovo_pairs, ovo_problems, ovo_scores
 from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 LEARNING_RATES = ("linear-decay", "pegasos")
-#: ``budget='auto'``: AUTO_BUDGET support vectors for one model, round(AUTO_BUDGET sqrt(K))
-#: for the K one-vs-rest models of a shared budget (see :class:`BudgetSVC`).
+#: ``budget='auto'``: round(AUTO_BUDGET sqrt(q)) support vectors per budget, q = 1 for one
+#: model over all rows, K for the K one-vs-rest models of a shared budget and 2 / K for
+#: each one-vs-one pair (see :class:`BudgetSVC`).
 AUTO_BUDGET = 500
 
 
-def resolve_budget(budget, n_sharing):
-    """The support vectors that one budget holds: ``budget``, or for 'auto'
-    round(AUTO_BUDGET sqrt(n_sharing)), ``n_sharing`` the one-vs-rest models that share it
-    (1 for a binary model or separate budgets)."""
+def resolve_budget(budget, n_classes, multi_class="ovo", shared_budget=True):
+    """The support vectors that one budget holds in a fit on ``n_classes`` classes:
+    ``budget``, or for 'auto' round(AUTO_BUDGET sqrt(q)) (at least 2), q = K for K > 2
+    one-vs-rest models sharing one budget, 2 / K for each of the K (K - 1) / 2 one-vs-one
+    pairs (whose rows are about 2 / K of all), else 1 (two classes, or separate
+    one-vs-rest budgets)."""
     if budget != "auto":
         return budget
-    return round(AUTO_BUDGET * math.sqrt(n_sharing))
+    q = 1.0
+    if n_classes > 2 and multi_class == "ovo":
+        q = 2.0 / n_classes
+    elif n_classes > 2 and shared_budget:
+        q = n_classes
+    return max(2, round(AUTO_BUDGET * math.sqrt(q)))
 
 
-def _dual_coef(stream):
-    """dual_coef_ (n_models x n_sv) of the stream's states: a shared budget's coefficient
-    vectors, or each binary model's block of its own support vectors."""
-    if stream.states[0].shared:
-        return stream.states[0].alpha(stream.lam).T.copy()
-    bounds = np.cumsum([0] + [s.n_sv for s in stream.states])
-    dual_coef = np.zeros((len(stream.states), bounds[-1]))
-    for c, s in enumerate(stream.states):
-        dual_coef[c, bounds[c]:bounds[c + 1]] = s.alpha(stream.lam)
+def _dual_coef(streams):
+    """dual_coef_ (n_models x n_sv) of the streams' states: a shared budget's coefficient
+    vectors, or each binary model's block of its own support vectors (a one-vs-one pair
+    that has seen no rows yet has none)."""
+    if streams[0].states[0].shared:
+        return streams[0].states[0].alpha(streams[0].lam).T.copy()
+    blocks = [s.alpha(stream.lam) if s.n_sv else np.zeros(0)
+              for stream in streams for s in stream.states]
+    bounds = np.cumsum([0] + [len(b) for b in blocks])
+    dual_coef = np.zeros((len(blocks), bounds[-1]))
+    for c, block in enumerate(blocks):
+        dual_coef[c, bounds[c]:bounds[c + 1]] = block
     return dual_coef
 
 
@@ -195,11 +207,13 @@ class BudgetSVC(BaseSVC):
     coef0 : float, default=0.0
         Constant of the 'poly' and 'sigmoid' kernels.
     budget : int or 'auto', default='auto'
-        Maximum number of support vectors (at least 2): of the model, or of
-        each binary model with ``shared_budget=False`` and more than two
-        classes.  'auto' is 500, and round(500 sqrt(K)) for the K > 2
-        one-vs-rest models of a shared budget (see above); the value used is
-        ``training_info_['budget']``.
+        Maximum number of support vectors (at least 2): of the model, or with
+        more than two classes of each one-vs-one pair, of the one-vs-rest
+        models' shared budget or of each one-vs-rest model
+        (``shared_budget=False``).  'auto' is 500 for one model over all
+        rows, round(500 sqrt(2 / K)) per pair of K > 2 classes and
+        round(500 sqrt(K)) for K one-vs-rest models sharing a budget (see
+        above); the value used is ``training_info_['budget']``.
     epochs : int, default=5
         Passes over the training data in ``fit`` (``partial_fit`` makes one).
     maintenance : {'merge', 'remove'}, default='merge'
@@ -214,10 +228,14 @@ class BudgetSVC(BaseSVC):
         decaying linearly over the run (see above), or the paper's own.
         ``partial_fit`` does not know the length of the stream and always
         takes Pegasos steps.
+    multi_class : {'ovo', 'ovr'}, default='ovo'
+        More than two classes: one model per pair of classes, each trained
+        on the rows of its two classes (as SVC), or one per class against
+        the rest; see above.  Two classes make one model either way.
     shared_budget : bool, default=True
-        With more than two classes, the one-vs-rest models share one budget
-        of support vectors (True) or each has its own (False, ``budget`` per
-        class); see above.  Two classes make one model either way.
+        With ``multi_class='ovr'`` and more than two classes, the one-vs-rest
+        models share one budget of support vectors (True) or each has its own
+        (False, ``budget`` per class); see above.
     fit_intercept : bool, default=True
         Fit the offset b exactly after the SGD passes (on the batch, in
         ``partial_fit``); False keeps b = 0 as in plain BSGD.
@@ -230,7 +248,8 @@ class BudgetSVC(BaseSVC):
         record how often GSS and the lookups choose the same partner and by
         which factor their weight degradation exceeds GSS-precise (Table 3 of
         the paper).  Slower; the training path is unchanged.  Binary merges
-        only: with more than two classes it needs ``shared_budget=False``.
+        only: with more than two classes one-vs-rest it needs
+        ``shared_budget=False``.
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit (the compiled
         steps release the GIL); None means 1, -1 all cores.  The result does
@@ -256,11 +275,13 @@ class BudgetSVC(BaseSVC):
         Coefficient alpha_j of each support vector in each model: the decision
         function of model c is sum_j dual_coef_[c, j] k(sv_j, x) + b_c.  With
         a shared budget every support vector has a coefficient in every model;
-        with separate budgets each belongs to one model (zeros elsewhere).
+        with one-vs-one pairs or separate budgets each belongs to one model
+        (zeros elsewhere).  The models: one for 2 classes, else one per pair
+        (i, j), i < j, in the order (0, 1), (0, 2), ..., whose positive class
+        is j (``multi_class='ovo'``), or one per class ('ovr').
     n_support_ : ndarray of shape (n_models,)
-        Support vectors with a non-zero coefficient in each binary model (1
-        model for 2 classes, else n_classes); with separate budgets they sum to
-        n_sv_total.
+        Support vectors with a non-zero coefficient in each binary model;
+        with one-vs-one pairs or separate budgets they sum to n_sv_total.
     intercept_ : ndarray of shape (n_models,)
         Offset b of each binary model (zeros with ``fit_intercept=False``).
     training_info_ : dict
@@ -303,6 +324,7 @@ class BudgetSVC(BaseSVC):
         "maintenance": [StrOptions(set(MAINTENANCE))],
         "merge_method": [StrOptions(set(METHODS))],
         "learning_rate": [StrOptions(set(LEARNING_RATES))],
+        "multi_class": [StrOptions(set(MULTI_CLASS))],
         "shared_budget": ["boolean"],
         "fit_intercept": ["boolean"],
         "diagnostics": ["boolean"],
@@ -312,9 +334,9 @@ class BudgetSVC(BaseSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
-                 learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
-                 class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
-                 verbose=0):
+                 learning_rate="linear-decay", multi_class="ovo", shared_budget=True,
+                 fit_intercept=True, class_weight=None, diagnostics=False, n_jobs=None,
+                 random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -325,6 +347,7 @@ class BudgetSVC(BaseSVC):
         self.maintenance = maintenance
         self.merge_method = merge_method
         self.learning_rate = learning_rate
+        self.multi_class = multi_class
         self.shared_budget = shared_budget
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
@@ -336,12 +359,31 @@ class BudgetSVC(BaseSVC):
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
         """``epochs`` passes of budgeted SGD over the problem, from an empty model."""
-        stream = self._start(problem)
-        stream.see(problem.weights, self.C)
-        if self.learning_rate == "linear-decay":
-            for state in stream.states:
-                state.horizon = self.epochs * problem.n_samples
-        return self._train(stream, problem, self.epochs)
+        streams, pairs = self._start(problem), self._pairs(problem)
+        for stream, rows in zip(streams, self._stream_rows(problem, pairs)):
+            stream.see(problem.weights[rows], self.C)
+            if self.learning_rate == "linear-decay":
+                for state in stream.states:
+                    state.horizon = self.epochs * len(rows)
+        return self._train(streams, problem, self.epochs, pairs)
+
+    def _one_vs_one(self, n_classes):
+        return n_classes > 2 and self.multi_class == "ovo"
+
+    def _pairs(self, problem):
+        """(rows, targets) of each one-vs-one pair (see
+        :func:`fastsvm.multiclass.ovo_problems`), or None for one-vs-rest."""
+        if not self._one_vs_one(len(problem.classes)):
+            return None
+        return ovo_problems(problem.y, len(problem.classes))
+
+    @staticmethod
+    def _stream_rows(problem, pairs):
+        """The rows each stream trains on: every row for one-vs-rest, the pair's rows
+        (classes i and j) for one-vs-one."""
+        if pairs is None:
+            return [np.arange(problem.n_samples)]
+        return [rows for rows, _ in pairs]
 
     @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
@@ -367,34 +409,44 @@ class BudgetSVC(BaseSVC):
         return self
 
     def _partial_fit(self, X, y, classes, sample_weight):
-        stream = getattr(self, "_stream", None)
-        if stream is None and hasattr(self, "dual_coef_"):
+        streams = getattr(self, "_streams", None)
+        if streams is None and hasattr(self, "dual_coef_"):
             raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
                              "state (step counter, lambda) that partial_fit continues from; "
                              "train a new model with fit or partial_fit instead")
-        if stream is None:
+        if streams is None:
             classes = None if classes is None else np.unique(np.asarray(classes))
         else:
             if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
                 raise ValueError(f"classes={classes!r} differs from the classes of the first "
                                  f"call {self.classes_!r}")
             classes = self.classes_
-            stream = copy.deepcopy(stream)      # the previous model stays intact
-        problem = self._problem(X, y, sample_weight, classes=classes, reset=stream is None,
+            streams = copy.deepcopy(streams)    # the previous model stays intact
+        problem = self._problem(X, y, sample_weight, classes=classes, reset=streams is None,
                                 partial=True)
-        if stream is None:
-            stream = self._start(problem)
-        stream.see(problem.weights, self.C)
-        self._publish(self._train(stream, problem, 1, partial=True))
+        if streams is None:
+            streams = self._start(problem)
+        pairs = self._pairs(problem)
+        for stream, rows in zip(streams, self._stream_rows(problem, pairs)):
+            if len(rows):                       # a one-vs-one pair may be absent from a batch
+                stream.see(problem.weights[rows], self.C)
+        self._publish(self._train(streams, problem, 1, pairs, partial=True))
 
     def _start(self, problem):
-        """A new stream: empty models, the kernel fixed, the seed sequence started."""
+        """New streams (one, or one per one-vs-one pair): empty models, the kernel fixed,
+        the seed sequences started."""
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
-        return self._new_stream(problem.kernel, n_features, problem.n_models)
+        if not self._one_vs_one(len(problem.classes)):
+            return [self._new_stream(problem.kernel, n_features, problem.n_models)]
+        rng = check_random_state(self.random_state)
+        return [self._new_stream(problem.kernel, n_features, 1,
+                                 np.random.RandomState(rng.randint(np.iinfo(np.int32).max)))
+                for _ in ovo_pairs(len(problem.classes))]
 
-    def _new_stream(self, kernel, n_features, n_models):
+    def _new_stream(self, kernel, n_features, n_models, rng=None):
         """Empty models of ``n_models`` binary problems on ``n_features`` features (0 for a
-        kernel matrix) for the resolved ``kernel``."""
+        kernel matrix) for the resolved ``kernel``, their seeds drawn from ``rng`` (default:
+        ``random_state``)."""
         if self.maintenance == "merge" and kernel.name != "rbf":
             raise ValueError(
                 f"maintenance='merge' needs the Gaussian kernel, not kernel={self.kernel!r}: the "
@@ -405,77 +457,124 @@ class BudgetSVC(BaseSVC):
         if self.shared_budget and n_models > 1:
             if self.diagnostics:
                 raise ValueError("diagnostics=True compares the merge methods on binary merges; "
-                                 "with more than two classes it needs shared_budget=False")
+                                 "with more than two classes one-vs-rest it needs "
+                                 "shared_budget=False")
             states = [BSGDState.empty(n_features, 0, shared_models=n_models)]
         else:
             states = [BSGDState.empty(n_features, 0) for _ in range(n_models)]
-        return BSGDStream(states, kernel, check_random_state(self.random_state),
+        return BSGDStream(states, kernel,
+                          check_random_state(self.random_state) if rng is None else rng,
                           np.zeros(n_models))
 
-    def _train(self, stream, problem, epochs, partial=False):
+    def _train(self, streams, problem, epochs, pairs, partial=False):
         """``epochs`` passes over the problem; returns the fitted attributes.
 
-        After ``partial_fit`` (``partial``) no support vector is known as a
-        training row: the rows of earlier batches are gone.
+        ``streams`` is one stream over all rows (one-vs-rest: a shared budget,
+        or one state per binary model) or one per one-vs-one pair of ``pairs``
+        (see :meth:`_pairs`), each over its pair's rows with its own lambda
+        and step weights.  After ``partial_fit`` (``partial``) no support
+        vector is known as a training row: the rows of earlier batches are
+        gone.
         """
-        kernel = stream.kernel
+        kernel = streams[0].kernel
         packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
-        targets = problem.targets
-        shared = stream.states[0].shared
-        # a shared budget's kernel reads the class index of every row
-        steps_y = [problem.y.astype(np.int64)] if shared else targets
-        weight = stream.step_weights(problem.weights)
         tables = load_tables()
-        budget = resolve_budget(self.budget, stream.states[0].n_models)
+        n_classes = len(problem.classes)
+        budget = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget)
+        if pairs is not None:
+            units = [(stream, stream.states[0], targets, rows)
+                     for stream, (rows, targets) in zip(streams, pairs)]
+        elif streams[0].states[0].shared:   # its kernel reads the class index of every row
+            units = [(streams[0], streams[0].states[0], problem.y.astype(np.int64), None)]
+        else:
+            units = [(streams[0], state, targets, None)
+                     for state, targets in zip(streams[0].states, problem.targets)]
+        units = [unit for unit in units if unit[3] is None or len(unit[3])]
         n = problem.n_samples
-        seeds = stream.rng.randint(np.iinfo(np.int32).max, size=len(steps_y))
+        seeds = [stream.rng.randint(np.iinfo(np.int32).max) for stream, *_ in units]
         started = time.perf_counter()
 
         def train_one(item, bar):
-            state, y_bin, seed = item
+            (stream, state, y_bin, rows), seed = item
+            weight = stream.step_weights(problem.weights)
             rng = np.random.RandomState(seed)
             for _ in range(epochs):
-                run_pass(state, packed, y_bin, weight, rng.permutation(n).astype(np.int64),
-                         stream.lam, kernel, budget, MAINTENANCE[self.maintenance],
-                         METHODS[self.merge_method], self.diagnostics, tables, progress=bar)
+                order = (rng.permutation(n) if rows is None
+                         else rows[rng.permutation(len(rows))]).astype(np.int64)
+                run_pass(state, packed, y_bin, weight, order, stream.lam, kernel, budget,
+                         MAINTENANCE[self.maintenance], METHODS[self.merge_method],
+                         self.diagnostics, tables, progress=bar)
 
-        self._fan_out(train_one, zip(stream.states, steps_y, seeds), n * epochs * len(steps_y),
+        self._fan_out(train_one, zip(units, seeds),
+                      epochs * sum(n if rows is None else len(rows) for *_, rows in units),
                       "step")
-        sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for s in stream.states])
-        dual_coef = _dual_coef(stream)
+        sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for stream in streams for s in stream.states])
+        dual_coef = _dual_coef(streams)
         support_vectors = (problem.support_vectors(sv_rows) if kernel.on_gram else
-                           np.vstack([s.support_vectors() for s in stream.states]))
+                           np.vstack([s.support_vectors() for stream in streams
+                                      for s in stream.states]))
         if self.fit_intercept:
-            raw = (problem.gram()[:, sv_rows] @ dual_coef.T if kernel.on_gram
-                   else kernel.expansion(problem.X, support_vectors, dual_coef.T))
-            for c, y_bin in enumerate(targets):
-                if 0 < np.count_nonzero(y_bin > 0) < n:  # a partial_fit batch may lack a class
-                    stream.intercept[c] = hinge_offset(raw[:, c], y_bin, problem.weights)
+            self._fit_offsets(streams, problem, pairs, sv_rows, dual_coef, support_vectors)
         support = (np.full(len(sv_rows), -1, dtype=np.int64) if partial else
                    np.where(sv_rows >= 0, problem.rows[np.maximum(sv_rows, 0)], -1))
-        return self._assemble(stream, problem.classes, dual_coef, support, support_vectors,
+        return self._assemble(streams, problem.classes, dual_coef, support, support_vectors,
                               started)
 
-    def _assemble(self, stream, classes, dual_coef, support, support_vectors, started):
-        """The fitted attributes of the trained ``stream`` (offsets already in
-        ``stream.intercept``), its training time counted from ``started``."""
-        stream.wall_s += time.perf_counter() - started
-        info = summarize(stream.states, self.diagnostics)
-        info["budget"] = resolve_budget(self.budget, stream.states[0].n_models)
-        info["time_fit_s"] = stream.wall_s
+    def _fit_offsets(self, streams, problem, pairs, sv_rows, dual_coef, support_vectors):
+        """The exact hinge-minimising offset of each binary model on its rows, into the
+        streams' ``intercept``; a model whose rows lack a class (a partial_fit batch may)
+        keeps its offset."""
+        if pairs is not None:               # each pair on its rows, against its own vectors
+            bounds = np.cumsum([0] + [stream.states[0].n_sv for stream in streams])
+            models = [(rows, targets[rows], slice(bounds[k], bounds[k + 1]))
+                      for k, (rows, targets) in enumerate(pairs)]
+            raws = [self._raw(problem, rows, sv_rows[svs], support_vectors[svs],
+                              dual_coef[k:k + 1, svs])[:, 0]
+                    for k, (rows, _, svs) in enumerate(models)]
+        else:                               # every model on all rows, in one expansion
+            raw = self._raw(problem, slice(None), sv_rows, support_vectors, dual_coef)
+            models = [(slice(None), targets, None) for targets in problem.targets]
+            raws = raw.T
+        slots = [(stream.intercept, c) for stream in streams for c in range(len(stream.intercept))]
+        for (intercept, c), (rows, y_bin, _), raw in zip(slots, models, raws):
+            if 0 < np.count_nonzero(y_bin > 0) < len(y_bin):
+                intercept[c] = hinge_offset(raw, y_bin, problem.weights[rows])
+
+    @staticmethod
+    def _raw(problem, rows, sv_rows, support_vectors, dual_coef):
+        """f_c(x_r) without offset at the training rows ``rows``, shape (rows, n_models)."""
+        if problem.kernel.on_gram:
+            return problem.gram()[rows][:, sv_rows] @ dual_coef.T
+        return problem.kernel.expansion(problem.X[rows], support_vectors, dual_coef.T)
+
+    def _assemble(self, streams, classes, dual_coef, support, support_vectors, started):
+        """The fitted attributes of the trained ``streams`` (offsets already in their
+        ``intercept``), the training time counted from ``started`` (kept by the first)."""
+        streams[0].wall_s += time.perf_counter() - started
+        states = [s for stream in streams for s in stream.states]
+        info = summarize(states, self.diagnostics)
+        info["budget"] = resolve_budget(self.budget, len(classes), self.multi_class,
+                                        self.shared_budget)
+        info["time_fit_s"] = streams[0].wall_s
         if self.verbose:
             print(f"{type(self).__name__}: {info['steps']} steps in {info['time_fit_s']:.2f} s, "
                   f"{len(support)} support vectors, {info['merges']} merges "
                   f"(frequency {info['merge_frequency']:.1%})")
-        shared = stream.states[0].shared
+        shared = states[0].shared
         return {
-            "classes_": classes, "gamma_": stream.kernel.gamma,
+            "classes_": classes, "gamma_": streams[0].kernel.gamma,
             "support_vectors_": support_vectors, "support_": support, "dual_coef_": dual_coef,
             "n_support_": (np.count_nonzero(dual_coef, axis=1) if shared else
-                           np.array([s.n_sv for s in stream.states])).astype(np.int64),
-            "intercept_": stream.intercept.copy(), "training_info_": info, "_stream": stream,
+                           np.array([s.n_sv for s in states])).astype(np.int64),
+            "intercept_": np.concatenate([stream.intercept for stream in streams]),
+            "training_info_": info, "_streams": streams,
         }
 
     # -------------------------------------------------------------- predict
     def _decision(self, X):
         return self._expansion_decision(X)
+
+    def _class_scores(self, decision):
+        if self.multi_class == "ovo":
+            return ovo_scores(decision, len(self.classes_))
+        return decision

@@ -4,6 +4,7 @@ import copy
 import time
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from ..base import regularization
 from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef, resolve_budget
@@ -77,7 +78,10 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     ``support_`` is -1 for every support vector: a row's position is known
     only within its partition.  Kernels are those evaluated from the
     features ('rbf', 'linear', 'poly', 'sigmoid'); a kernel matrix does not
-    split into row blocks.  ``partial_fit`` is not offered.
+    split into row blocks.  ``partial_fit`` is not offered.  Multi-class
+    problems are split one-vs-rest only (``multi_class='ovr'``, the default
+    here): each model travels through all partitions, which one-vs-one's
+    k (k - 1) / 2 models over a few rows each would multiply.
 
     Parameters
     ----------
@@ -88,17 +92,18 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     """
 
     _local_class = BudgetSVC
-    _parameter_constraints = {**BudgetSVC._parameter_constraints, **CLIENT_CONSTRAINT}
+    _parameter_constraints = {**BudgetSVC._parameter_constraints,
+                              "multi_class": [StrOptions({"ovr"})], **CLIENT_CONSTRAINT}
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
-                 learning_rate="linear-decay", shared_budget=True, fit_intercept=True,
-                 class_weight=None, diagnostics=False, n_jobs=None, random_state=None,
-                 verbose=0, client=None):
+                 learning_rate="linear-decay", multi_class="ovr", shared_budget=True,
+                 fit_intercept=True, class_weight=None, diagnostics=False, n_jobs=None,
+                 random_state=None, verbose=0, client=None):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          budget=budget, epochs=epochs, maintenance=maintenance,
                          merge_method=merge_method, learning_rate=learning_rate,
-                         shared_budget=shared_budget, fit_intercept=fit_intercept,
+                         multi_class=multi_class, shared_budget=shared_budget, fit_intercept=fit_intercept,
                          class_weight=class_weight, diagnostics=diagnostics, n_jobs=n_jobs,
                          random_state=random_state, verbose=verbose)
         self.client = client
@@ -128,19 +133,20 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             if self.learning_rate == "linear-decay":
                 for state in stream.states:
                     state.horizon = self.epochs * n
-            self._travel(client, parts, stream, partitions.n_samples, n / weight_sum)
-            dual_coef = _dual_coef(stream)
+            self._travel(client, parts, stream, len(classes), partitions.n_samples,
+                         n / weight_sum)
+            dual_coef = _dual_coef([stream])
             support_vectors = np.vstack([s.support_vectors() for s in stream.states])
             if self.fit_intercept:
                 points = [client.submit(_breakpoints, part, n_models, support_vectors,
                                         dual_coef, kernel) for part in parts]
                 stream.intercept[:] = distributed_offsets(client, points, n_models)
             support = np.full(len(support_vectors), -1, dtype=np.int64)
-            self._publish(self._assemble(stream, classes, dual_coef, support, support_vectors,
+            self._publish(self._assemble([stream], classes, dual_coef, support, support_vectors,
                                          started))
         return self
 
-    def _travel(self, client, parts, stream, sizes, step_factor):
+    def _travel(self, client, parts, stream, n_classes, sizes, step_factor):
         """``epochs`` passes: each model (one for a shared budget) travels through the
         partitions; the chains of separate models run concurrently.
 
@@ -151,7 +157,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         then interleaved as a global permutation would mix them.  Visiting
         whole partitions one after another lost 0.5-0.7 points on ijcnn1.
         """
-        params = (resolve_budget(self.budget, stream.states[0].n_models),
+        params = (resolve_budget(self.budget, n_classes, "ovr", self.shared_budget),
                   MAINTENANCE[self.maintenance], METHODS[self.merge_method])
         pieces = [max(1, -(-size // PIECE_ROWS)) for size in sizes]
         visits = np.array([(p, k) for p, count in enumerate(pieces) for k in range(count)])
