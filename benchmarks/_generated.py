@@ -12,11 +12,22 @@ cover what the shared LIBSVM sets do not:
   noise: CSR input.
 * ``imbalanced``: 10,000 rows, 20 features, 5 % minority class.
 * ``multiclass``: 8,000 rows, 5 classes, 20 features, 2 clusters per class.
+
+``MULTICLASS`` holds three more multi-class sets, for
+``benchmarks/multiclass_split.py`` (one-vs-one against one-vs-rest):
+
+* ``shells``: 10,000 rows, 3 classes of concentric shells in 6 dimensions
+  (``make_gaussian_quantiles``): the middle class is no half-space against
+  both others.
+* ``letters``: 20,000 rows, 26 classes, 16 features rounded to the
+  integers 0..15 (as UCI letter), 2 clusters per class.
+* ``imbalanced_multi``: 12,000 rows, 6 classes of 50, 25, 12, 8, 4 and 1 %
+  of the rows, 30 features.
 """
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_classification, make_gaussian_quantiles
 from sklearn.model_selection import train_test_split
 
 
@@ -68,10 +79,32 @@ def multiclass(seed=0):
     return _split(X, y, seed)
 
 
+def shells(seed=0):
+    X, y = make_gaussian_quantiles(n_samples=10_000, n_features=6, n_classes=3,
+                                   random_state=seed)
+    return _split(X, y, seed)
+
+
+def letters(seed=0):
+    X, y = make_classification(20_000, n_features=16, n_informative=14, n_redundant=0,
+                               n_classes=26, n_clusters_per_class=2, class_sep=2.0, flip_y=0.01,
+                               random_state=seed)
+    X = np.round(15 * (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0)))
+    return _split(X, y, seed)
+
+
+def imbalanced_multi(seed=0):
+    X, y = make_classification(12_000, n_features=30, n_informative=12, n_classes=6,
+                               weights=[0.5, 0.25, 0.12, 0.08, 0.04, 0.01],
+                               n_clusters_per_class=2, class_sep=1.5, random_state=seed)
+    return _split(X, y, seed)
+
+
 GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
               "multiclass": multiclass}
+MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi}
 
 
 def load(name, seed=0):
     """``(X_train, y_train, X_test, y_test)`` of the generated set ``name``."""
-    return GENERATORS[name](seed)
+    return {**GENERATORS, **MULTICLASS}[name](seed)

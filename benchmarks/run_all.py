@@ -1,6 +1,6 @@
 """Run every benchmark script, one after the other (``./run bench`` calls this).
 
-    python benchmarks/run_all.py            # full runs, about 185 minutes on two cores
+    python benchmarks/run_all.py            # full runs, about 190 minutes on two cores
     python benchmarks/run_all.py --smoke    # seconds; writes to a temporary folder
     python benchmarks/run_all.py --only bsgd_vs_svc --sets a9a
 
@@ -25,6 +25,7 @@ import dask_scaling  # noqa: E402
 import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
+import multiclass_split  # noqa: E402
 import nystrom_memory  # noqa: E402
 import small_sets_cv  # noqa: E402
 import snacks_paper_tables  # noqa: E402
@@ -38,6 +39,7 @@ SCRIPTS = {
     "imbalanced_weights": imbalanced_weights.main,
     "defaults_vs_svc": defaults_vs_svc.main,
     "small_sets_cv": small_sets_cv.main,
+    "multiclass_split": multiclass_split.main,
     "nystrom_memory": nystrom_memory.main,
     "dask_scaling": dask_scaling.main,
 }

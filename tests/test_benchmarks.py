@@ -25,6 +25,7 @@ import bsgd_vs_svc  # noqa: E402
 import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
+import multiclass_split  # noqa: E402
 import nystrom_memory  # noqa: E402
 import run_all  # noqa: E402
 import small_sets_cv  # noqa: E402
@@ -290,6 +291,27 @@ def test_defaults_vs_svc_smoke(tmp_path):
     for s in defaults_vs_svc.SMOKE_SETS:
         assert f"| {s} | SVC |" in md and f"| {s} | BudgetSVC |" in md
     assert (tmp_path / "defaults_vs_svc.png").stat().st_size > 0
+
+
+def test_multiclass_split_smoke(tmp_path):
+    multiclass_split.main(["--smoke", "--out", str(tmp_path), "--sets", "phishing"])
+    payload, md = _read(tmp_path, "multiclass_split")
+    _check_common(payload)
+    settings, cases = payload["settings"], payload["results"]["cases"]
+    assert list(settings["sets"]) == multiclass_split.SMOKE_SETS    # phishing ignored
+    assert settings["repeats"] == 1
+    for case in cases:
+        info = settings["sets"][case["set"]]
+        assert info["train_rows"] <= 2000 and info["classes"] >= 3
+        rows = case["rows"]
+        assert [r["model"] for r in rows] == list(multiclass_split.MODELS)
+        assert rows[0]["accuracy_minus_svc"] == 0
+        for r in rows:
+            assert r["runs"] == 1 and 0 < r["accuracy_mean"] <= 1 and r["size"] > 0
+            assert r["accuracy_minus_svc"] == pytest.approx(
+                100 * (r["accuracy_mean"] - rows[0]["accuracy_mean"]))
+        assert f"| {case['set']} | BudgetSVC ovo |" in md
+    assert (tmp_path / "multiclass_split.png").stat().st_size > 0
 
 
 def test_small_sets_cv_smoke(tmp_path):

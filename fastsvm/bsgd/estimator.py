@@ -162,36 +162,47 @@ class BudgetSVC(BaseSVC):
     (a9a with gamma = 2^-7: kappa ~ 0.85 for typical pairs) test accuracy of
     the final iterate swings by 10-20 points from epoch to epoch.
 
-    Multi-class problems are split one-vs-rest (the class with the largest
-    decision value wins).  By default (``shared_budget=True``) the K models
-    share one budget of support vectors: each step computes the kernel row of
-    its example once for all K models, a margin violation in any of them adds
-    one support vector with a coefficient in each, and merging minimises the
-    summed weight degradation of the K models (see
+    Multi-class problems (K > 2 classes) are split one-vs-one by default, as
+    SVC splits them (``multi_class='ovo'``): one binary model per pair of
+    classes (i, j), trained on the rows of classes i and j only, exactly as
+    a binary BudgetSVC fitted on them alone (its own lambda = 1 / (C S_pair),
+    S_pair the pair's weight, its own step weights, horizon and offset); the
+    class with most votes wins (SVC's rule,
+    :func:`fastsvm.multiclass.ovo_scores`).  Each pair holds its own budget,
+    'auto' round(500 sqrt(2 / K)) (354 for 4 classes, 224 for 10, 139 for
+    26): a pair sees about 2 / K of the rows, and the square root is the
+    rule of the shared budget below.  The K (K - 1) / 2 pairs make (K - 1) n
+    steps per epoch in all, against K n kernel-row evaluations for K
+    separate one-vs-rest models, and each pair's problem is simpler than a
+    class against all others.  At prediction the pairs' coefficients,
+    mostly zero, are multiplied as a sparse matrix.
+
+    With ``multi_class='ovr'`` the K one-vs-rest models share one budget of
+    support vectors by default (``shared_budget=True``): each step computes
+    the kernel row of its example once for all K models, a margin violation
+    in any of them adds one support vector with a coefficient in each, and
+    merging minimises the summed weight degradation of the K models (see
     :mod:`fastsvm.bsgd._shared_kernels`).  That costs one kernel row per step
-    instead of K and bounds the whole model by ``budget``.
+    instead of K and bounds the whole model by ``budget``, 'auto'
+    round(500 sqrt(K)) (1,581 for 10 classes): a budget of 500 shared by 26
+    classes (about 20 support vectors per class) lost 3.7 points to SVC on a
+    26-class set, and 500 K, what separate budgets hold in all, makes every
+    step K times dearer.
 
-    With fewer support vectors in all, a shared budget needs to be larger than
-    one model's for the accuracy of separate ones: ``budget='auto'`` (the
-    default) is 500 for one model (two classes, or each of separate budgets)
-    and round(500 sqrt(K)) for K models on a shared budget (1,581 for 10
-    classes).  Measured at the defaults against a shared budget of 500, a
-    budget of 500 per class (``shared_budget=False``) and SVC at its defaults,
-    mean of seeds 0-2, fit time:
-
-    * usps (10 classes, 7,291 rows, 256 features): 'auto' 94.59 % in 2.4 s,
-      shared 500 94.12 % in 1.0 s, separate 94.64 % in 7.2 s (SVC 94.72 %
-      in 3.0 s);
-    * a generated 5-class set (6,000 rows, 20 features; ``multiclass`` of
-      ``benchmarks/_generated.py``): 88.62 % in 0.56 s, 88.22 % in 0.31 s,
-      88.72 % in 0.63 s (SVC 89.40 % in 0.34 s);
-    * a generated 26-class set (15,000 rows, 16 features): 94.22 % in 4.0 s,
-      92.31 % in 1.0 s, 94.71 % in 5.3 s (SVC 96.0 % in 1.0 s).
-
-    The square root is a compromise: 500 shared by 26 classes (about 20
-    support vectors per class) lost 3.7 points to SVC on the 26-class set,
-    and 500 K, what separate budgets hold in all, makes every step K times
-    dearer than 500.
+    Measured at the defaults (``benchmarks/multiclass_split.py``, seeds 0-2,
+    test accuracy and median fit time on two cores), one-vs-one against
+    one-vs-rest on the shared 'auto' budget and SVC at its defaults: usps
+    (10 classes, 7,291 rows) 94.62 % in 3.1 s against 94.59 % in 2.8 s (SVC
+    94.72 % in 3.9 s); generated sets of ``benchmarks/_generated.py``:
+    ``multiclass`` (5 classes, 6,000 rows) 89.58 % in 0.32 s against
+    88.62 % in 0.59 s (SVC 89.40 % in 0.29 s), ``shells`` (3 concentric
+    shells) 97.49 % in 0.21 s against 93.59 % in 0.54 s (SVC 97.64 % in
+    0.26 s), ``letters`` (26 classes, 15,000 rows) 89.29 % in 3.4 s against
+    86.07 % in 7.7 s (SVC 90.46 % in 2.2 s) and ``imbalanced_multi`` (6
+    classes) 92.09 % in 0.73 s against 91.00 % in 1.1 s (SVC 92.13 % in
+    1.3 s).  One-vs-one holds more vectors in all (usps 9,600 against
+    1,581), so it predicts more slowly (usps' test set 0.46 s against
+    0.05 s; SVC 2.0 s); ``multi_class='ovr'`` keeps the bounded model.
 
     Parameters
     ----------
