@@ -69,8 +69,9 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
     ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
-    a ``NystromSVC`` with ``multi_class='ovo'`` (the default; a file
-    without the parameter is one-vs-rest) ``n_classes (n_classes - 1) / 2``,
+    a ``BudgetSVC`` or ``NystromSVC`` with ``multi_class='ovo'`` (the
+    default; a file without the parameter is one-vs-rest)
+    ``n_classes (n_classes - 1) / 2``,
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
     :func:`fastsvm.multiclass.ovo_scores`).

@@ -254,11 +254,22 @@ def test_budget_bad_input_and_parameters(client):
     lambda client: DaskHuberSVC(client=client, eta0=1.0, tol=1e-9),
     lambda client: DaskNystromSVC(client=client, C=30.0, n_components=300, random_state=0),
 ], ids=["budget", "huber", "nystrom"])
-def test_a_worker_lost_mid_fit_is_recovered(client, make):
+def test_a_worker_lost_mid_fit_is_recovered(make):
     """A worker restarted half-way through a fit (at the middle one of the fit's calls to
     ``gather``, while tasks are in flight) loses its partitions; Dask recomputes them
     from their inputs, and the model is the one of an undisturbed fit (the partition
-    state that is rebuilt changes which margins are computed, not the result)."""
+    state that is rebuilt changes which margins are computed, not the result).
+
+    On a cluster of its own: a worker that Dask's nanny fails to bring back (seen once
+    in a loaded CI run, the nanny closing instead of restarting) is lost for good,
+    which the fit must survive just the same, and no other test loses it."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        _check_recovery(client, make)
+
+
+def _check_recovery(client, make):
     X, y = _data(n=20_000)
     Xd, yd = da.from_array(X, chunks=5000), da.from_array(y, chunks=5000)
     counting = _RestartingClient(client, at=None)
@@ -285,7 +296,7 @@ class _RestartingClient:
         self.gathers += 1
         if self.gathers == self._at:
             self.restarted = next(iter(self._client.scheduler_info()["workers"]))
-            self._client.restart_workers([self.restarted])
+            self._client.restart_workers([self.restarted], raise_for_error=False)
         return self._client.gather(*args, **kwargs)
 
     def __getattr__(self, name):
