@@ -121,10 +121,10 @@ def _add_estimator_options(train):
                         help="random seed")
     common.add_argument("-j", "--n-jobs", type=int, dest="n_jobs", metavar="N",
                         help="threads for the binary problems of a multi-class fit")
-    common.add_argument("--multi-class", choices=["ovo", "ovr"], dest="multi_class",
+    common.add_argument("--multi-class", choices=["auto", "ovo", "ovr"], dest="multi_class",
                         help="more than two classes (budget, nystrom): one model per pair of "
-                             "classes (ovo, the default, as SVC) or per class against the "
-                             "rest (ovr)")
+                             "classes (ovo, as SVC; nystrom's default) or per class against "
+                             "the rest (ovr); budget's default auto is ovo up to 30 classes")
 
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",

@@ -69,8 +69,9 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
     ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
-    a ``BudgetSVC`` or ``NystromSVC`` with ``multi_class='ovo'`` (the
-    default; a file without the parameter is one-vs-rest)
+    a ``NystromSVC`` with ``multi_class='ovo'`` (the default) or a
+    ``BudgetSVC`` with 'ovo' or 'auto' (the default) up to 30 classes (a
+    file without the parameter is one-vs-rest)
     ``n_classes (n_classes - 1) / 2``,
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
@@ -446,12 +447,22 @@ def _n_models(name, params, n_classes):
     """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC
     or BudgetSVC with ``multi_class='ovo'``, else one-vs-rest (see
     :mod:`fastsvm.multiclass`)."""
-    return n_binary_models(n_classes, params.get("multi_class", "ovr"))
+    return n_binary_models(n_classes, _multi_class(name, params, n_classes))
 
 
-def _shared_budget(params, n_models):
+def _multi_class(name, params, n_classes):
+    """The split of a fit on ``n_classes`` classes, BudgetSVC's 'auto' resolved."""
+    multi_class = params.get("multi_class", "ovr")
+    if name == "BudgetSVC":
+        from .bsgd.estimator import resolve_multi_class
+        multi_class = resolve_multi_class(multi_class, n_classes)
+    return multi_class
+
+
+def _shared_budget(params, n_classes):
     """Whether a BudgetSVC's binary models share one budget of support vectors."""
-    return n_models > 1 and params["shared_budget"] and params["multi_class"] == "ovr"
+    return (n_classes > 2 and params["shared_budget"]
+            and _multi_class("BudgetSVC", params, n_classes) == "ovr")
 
 
 def _dim_bounds(name, params, n_classes, n_features):
@@ -478,7 +489,7 @@ def _dim_bounds(name, params, n_classes, n_features):
         from .bsgd.estimator import resolve_budget
         budget = resolve_budget(params["budget"], n_classes, params["multi_class"],
                                 params["shared_budget"])
-        if _shared_budget(params, n_models):
+        if _shared_budget(params, n_classes):
             return {"n_sv": (budget, f"budget={params['budget']!r} ({budget}) shared by the "
                                      f"{n_models} binary models")}
         return {"n_sv": (budget * n_models,
@@ -520,7 +531,7 @@ def _check_model(name, params, arrays, fail):
         n_sv = dims["n_sv"]
         if np.any(out["n_support_"] > n_sv):
             fail(f"n_support_ counts more support vectors than the {n_sv} stored")
-        if (name == "BudgetSVC" and not _shared_budget(params, n_models)
+        if (name == "BudgetSVC" and not _shared_budget(params, len(classes))
                 and int(out["n_support_"].sum()) != n_sv):
             fail(f"sum(n_support_) = {int(out['n_support_'].sum())} but {n_sv} support vectors "
                  "are stored")

@@ -10,6 +10,7 @@ from sklearn.datasets import make_blobs, make_moons
 from sklearn.metrics.pairwise import rbf_kernel
 
 from fastsvm import BudgetSVC, _options
+from fastsvm.bsgd import estimator as bsgd_estimator
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.multiclass import ovo_pairs, ovo_scores
 
@@ -131,6 +132,20 @@ def test_one_vs_one_pairs_are_the_binary_fits_on_their_rows():
     assert_allclose(clf.decision_function(X), ovo_scores(values, 4), rtol=1e-9, atol=1e-9)
     assert_array_equal(clf.predict(X), np.argmax(ovo_scores(values, 4), axis=1))
     assert clf.score(X, y) >= 0.77          # SVC(C=3): 0.79
+
+
+@pytest.mark.parametrize("n_classes, resolved", [(3, "ovo"), (4, "ovr")])
+def test_auto_split_is_one_vs_one_up_to_its_class_limit(monkeypatch, n_classes, resolved):
+    """multi_class='auto' trains exactly the 'ovo' model up to AUTO_OVO_MAX_CLASSES
+    classes and the 'ovr' one above (the limit lowered to 3 here; 30 by default)."""
+    monkeypatch.setattr(bsgd_estimator, "AUTO_OVO_MAX_CLASSES", 3)
+    X, y = make_blobs(400, centers=n_classes, cluster_std=2.0, random_state=0)
+    auto = BudgetSVC(budget=20, epochs=1, random_state=0).fit(X, y)
+    explicit = BudgetSVC(budget=20, epochs=1, multi_class=resolved, random_state=0).fit(X, y)
+    assert auto.training_info_["multi_class"] == resolved
+    assert_array_equal(auto.dual_coef_, explicit.dual_coef_)
+    assert_array_equal(auto.decision_function(X), explicit.decision_function(X))
+    assert auto.dual_coef_.shape[0] == {"ovo": 3, "ovr": 4}[resolved]
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])

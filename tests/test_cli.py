@@ -156,7 +156,8 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     assert lines == [format_label(v) for v in fitted.predict(X)]
     acc = np.mean(fitted.predict(X).astype(float) == labels)
     assert f"Accuracy = {100 * acc:.4f}%" in out
-    assert fitted.multi_class == "ovo" and np.all(fitted.n_support_ <= 10)   # 10 per pair
+    assert fitted.multi_class == "auto" and np.all(fitted.n_support_ <= 10)   # 10 per pair
+    assert len(fitted.support_vectors_) > 10        # 3 pairs (one-vs-one up to 30 classes)
     shared, separate = tmp_path / "shared.npz", tmp_path / "separate.npz"
     assert main(["train", "-q", "-B", "10", "--multi-class", "ovr", str(data),
                  str(shared)]) == 0

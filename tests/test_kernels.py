@@ -65,7 +65,8 @@ def test_every_kernel_fits_and_predicts(name, kernel, data):
     if hasattr(clf, "dual_coef_"):          # a kernel expansion: f = K(X, SV) dual + b
         K = pairwise_kernels(X, clf.support_vectors_, metric=kernel, **KERNEL_PARAMS[kernel])
         values = K @ clf.dual_coef_.T + clf.intercept_
-        if getattr(clf, "multi_class", "ovr") == "ovo":     # 3 pairs: SVC's class scores
+        split = clf.training_info_.get("multi_class", getattr(clf, "multi_class", "ovr"))
+        if split == "ovo":                                  # 3 pairs: SVC's class scores
             values = ovo_scores(values, 3)
         assert_allclose(clf.decision_function(X), values, rtol=1e-9, atol=1e-9)
         assert clf.gamma_ == KERNEL_PARAMS[kernel].get("gamma")

@@ -539,7 +539,8 @@ def test_nystrom_one_vs_one_models_and_files_from_before_them(tmp_path):
 
 @pytest.mark.parametrize("multi_class, shared, n_classes, bound", [
     ("ovr", True, 10, 1581), ("ovr", False, 10, 5000), ("ovr", True, 2, 500),
-    ("ovo", True, 10, 45 * 224), ("ovo", False, 10, 45 * 224), ("ovo", True, 2, 500)])
+    ("ovo", True, 10, 45 * 224), ("ovo", False, 10, 45 * 224), ("ovo", True, 2, 500),
+    ("auto", True, 10, 45 * 224), ("auto", True, 31, 2784)])
 def test_auto_budget_bounds_the_support_vectors_stored(multi_class, shared, n_classes, bound):
     params = {"budget": "auto", "multi_class": multi_class, "shared_budget": shared}
     assert _dim_bounds("BudgetSVC", params, n_classes, 5)["n_sv"][0] == bound

@@ -25,9 +25,22 @@ LEARNING_RATES = ("linear-decay", "pegasos")
 #: model over all rows, K for the K one-vs-rest models of a shared budget and 2 / K for
 #: each one-vs-one pair (see :class:`BudgetSVC`).
 AUTO_BUDGET = 500
+#: ``multi_class='auto'`` is 'ovo' up to AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the
+#: K (K - 1) / 2 pairs' dense ``dual_coef_`` (pairs x all their vectors, each vector in one
+#: pair) grows as K^3.5 at the 'auto' budget, 117 MB for 26 classes and 5.4 GB for 100
+#: (2,000 rows; a 20 s fit against one-vs-rest's 1.8 s).
+AUTO_OVO_MAX_CLASSES = 30
 
 
-def resolve_budget(budget, n_classes, multi_class="ovo", shared_budget=True):
+def resolve_multi_class(multi_class, n_classes):
+    """``multi_class`` with 'auto' resolved for ``n_classes`` classes (see
+    AUTO_OVO_MAX_CLASSES)."""
+    if multi_class != "auto":
+        return multi_class
+    return "ovo" if n_classes <= AUTO_OVO_MAX_CLASSES else "ovr"
+
+
+def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True):
     """The support vectors that one budget holds in a fit on ``n_classes`` classes:
     ``budget``, or for 'auto' round(AUTO_BUDGET sqrt(q)) (at least 2), q = K for K > 2
     one-vs-rest models sharing one budget, 2 / K for each of the K (K - 1) / 2 one-vs-one
@@ -36,6 +49,7 @@ def resolve_budget(budget, n_classes, multi_class="ovo", shared_budget=True):
     if budget != "auto":
         return budget
     q = 1.0
+    multi_class = resolve_multi_class(multi_class, n_classes)
     if n_classes > 2 and multi_class == "ovo":
         q = 2.0 / n_classes
     elif n_classes > 2 and shared_budget:
@@ -163,7 +177,8 @@ class BudgetSVC(BaseSVC):
     the final iterate swings by 10-20 points from epoch to epoch.
 
     Multi-class problems (K > 2 classes) are split one-vs-one by default, as
-    SVC splits them (``multi_class='ovo'``): one binary model per pair of
+    SVC splits them, up to 30 classes (``multi_class='auto'``; 'ovo' always
+    splits them so, 'ovr' never): one binary model per pair of
     classes (i, j), trained on the rows of classes i and j only, exactly as
     a binary BudgetSVC fitted on them alone (its own lambda = 1 / (C S_pair),
     S_pair the pair's weight, its own step weights, horizon and offset); the
@@ -202,7 +217,9 @@ class BudgetSVC(BaseSVC):
     classes) 92.09 % in 0.73 s against 91.00 % in 1.1 s (SVC 92.13 % in
     1.3 s).  One-vs-one holds more vectors in all (usps 9,600 against
     1,581), so it predicts more slowly (usps' test set 0.46 s against
-    0.05 s; SVC 2.0 s); ``multi_class='ovr'`` keeps the bounded model.
+    0.05 s; SVC 2.0 s); ``multi_class='ovr'`` keeps the bounded model, and
+    'auto' takes it above ``AUTO_OVO_MAX_CLASSES`` = 30 classes, where the
+    pairs' ``dual_coef_`` grows too large (see that constant).
 
     Parameters
     ----------
@@ -239,10 +256,14 @@ class BudgetSVC(BaseSVC):
         decaying linearly over the run (see above), or the paper's own.
         ``partial_fit`` does not know the length of the stream and always
         takes Pegasos steps.
-    multi_class : {'ovo', 'ovr'}, default='ovo'
+    multi_class : {'auto', 'ovo', 'ovr'}, default='auto'
         More than two classes: one model per pair of classes, each trained
         on the rows of its two classes (as SVC), or one per class against
-        the rest; see above.  Two classes make one model either way.
+        the rest; see above.  'auto' is 'ovo' up to 30 classes and 'ovr'
+        above, where the pairs' models grow too large (100 classes: 4,950
+        pairs, a 5.4 GB ``dual_coef_``); the value used is
+        ``training_info_['multi_class']``.  Two classes make one model either
+        way.
     shared_budget : bool, default=True
         With ``multi_class='ovr'`` and more than two classes, the one-vs-rest
         models share one budget of support vectors (True) or each has its own
@@ -289,14 +310,15 @@ class BudgetSVC(BaseSVC):
         with one-vs-one pairs or separate budgets each belongs to one model
         (zeros elsewhere).  The models: one for 2 classes, else one per pair
         (i, j), i < j, in the order (0, 1), (0, 2), ..., whose positive class
-        is j (``multi_class='ovo'``), or one per class ('ovr').
+        is j (one-vs-one), or one per class (one-vs-rest).
     n_support_ : ndarray of shape (n_models,)
         Support vectors with a non-zero coefficient in each binary model;
         with one-vs-one pairs or separate budgets they sum to n_sv_total.
     intercept_ : ndarray of shape (n_models,)
         Offset b of each binary model (zeros with ``fit_intercept=False``).
     training_info_ : dict
-        The budget used (``budget``, 'auto' resolved) and the paper's
+        The budget and split used (``budget``, ``multi_class``, 'auto'
+        resolved) and the paper's
         instruments: steps, merges, merge frequency, time in SGD
         and in budget maintenance split into section A (computing h / WD) and
         section B (the rest), steps per second, microseconds per merge; with
@@ -335,7 +357,7 @@ class BudgetSVC(BaseSVC):
         "maintenance": [StrOptions(set(MAINTENANCE))],
         "merge_method": [StrOptions(set(METHODS))],
         "learning_rate": [StrOptions(set(LEARNING_RATES))],
-        "multi_class": [StrOptions(set(MULTI_CLASS))],
+        "multi_class": [StrOptions({"auto", *MULTI_CLASS})],
         "shared_budget": ["boolean"],
         "fit_intercept": ["boolean"],
         "diagnostics": ["boolean"],
@@ -345,7 +367,7 @@ class BudgetSVC(BaseSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
-                 learning_rate="linear-decay", multi_class="ovo", shared_budget=True,
+                 learning_rate="linear-decay", multi_class="auto", shared_budget=True,
                  fit_intercept=True, class_weight=None, diagnostics=False, n_jobs=None,
                  random_state=None, verbose=0):
         self.C = C
@@ -379,7 +401,7 @@ class BudgetSVC(BaseSVC):
         return self._train(streams, problem, self.epochs, pairs)
 
     def _one_vs_one(self, n_classes):
-        return n_classes > 2 and self.multi_class == "ovo"
+        return n_classes > 2 and resolve_multi_class(self.multi_class, n_classes) == "ovo"
 
     def _pairs(self, problem):
         """(rows, targets) of each one-vs-one pair (see
@@ -566,6 +588,7 @@ class BudgetSVC(BaseSVC):
         info = summarize(states, self.diagnostics)
         info["budget"] = resolve_budget(self.budget, len(classes), self.multi_class,
                                         self.shared_budget)
+        info["multi_class"] = resolve_multi_class(self.multi_class, len(classes))
         info["time_fit_s"] = streams[0].wall_s
         if self.verbose:
             print(f"{type(self).__name__}: {info['steps']} steps in {info['time_fit_s']:.2f} s, "
@@ -586,6 +609,6 @@ class BudgetSVC(BaseSVC):
         return self._expansion_decision(X)
 
     def _class_scores(self, decision):
-        if self.multi_class == "ovo":
+        if self._one_vs_one(len(self.classes_)):
             return ovo_scores(decision, len(self.classes_))
         return decision
