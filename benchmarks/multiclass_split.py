@@ -1,9 +1,9 @@
 """One-vs-one against one-vs-rest: BudgetSVC and NystromSVC at their defaults next to SVC.
 
-Both estimators split more than two classes one-vs-one by default, as SVC
-does (``multi_class='ovo'``: a model per pair of classes, on the rows of the
-two classes), and one-vs-rest on request (``'ovr'``: a model per class
-against all rows; BudgetSVC's share one budget).  This benchmark measures
+Both estimators split more than two classes (up to 30, ``multi_class='auto'``)
+one-vs-one by default, as SVC does (``'ovo'``: a model per pair of classes,
+on the rows of the two classes), and one-vs-rest on request (``'ovr'``: a
+model per class against all rows; BudgetSVC's share one budget).  This benchmark measures
 the choice on multi-class sets nobody tuned for: usps (10 classes, the
 shared LIBSVM set) and the generated ``multiclass`` (5 classes),
 ``shells`` (3 concentric shells), ``letters`` (26 classes) and

@@ -123,8 +123,8 @@ def _add_estimator_options(train):
                         help="threads for the binary problems of a multi-class fit")
     common.add_argument("--multi-class", choices=["auto", "ovo", "ovr"], dest="multi_class",
                         help="more than two classes (budget, nystrom): one model per pair of "
-                             "classes (ovo, as SVC; nystrom's default) or per class against "
-                             "the rest (ovr); budget's default auto is ovo up to 30 classes")
+                             "classes (ovo, as SVC) or per class against the rest (ovr); the "
+                             "default, auto, is ovo up to 30 classes")
 
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",

@@ -69,10 +69,9 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
     ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
-    a ``NystromSVC`` with ``multi_class='ovo'`` (the default) or a
-    ``BudgetSVC`` with 'ovo' or 'auto' (the default) up to 30 classes (a
-    file without the parameter is one-vs-rest)
-    ``n_classes (n_classes - 1) / 2``,
+    a ``BudgetSVC`` or ``NystromSVC`` with ``multi_class='ovo'``, or 'auto'
+    (the default) up to 30 classes (a file without the parameter is
+    one-vs-rest), ``n_classes (n_classes - 1) / 2``,
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
     :func:`fastsvm.multiclass.ovo_scores`).
@@ -210,7 +209,7 @@ from numpy.lib import format as npy_format
 from sklearn.exceptions import NotFittedError
 
 from .kernels import uses_gamma
-from .multiclass import n_binary_models
+from .multiclass import n_binary_models, resolve_multi_class
 
 __all__ = [
     "FORMAT_NAME",
@@ -443,26 +442,17 @@ def _check_array(spec, value, dims, bounds, fail):
     return value
 
 
-def _n_models(name, params, n_classes):
+def _n_models(params, n_classes):
     """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC
-    or BudgetSVC with ``multi_class='ovo'``, else one-vs-rest (see
-    :mod:`fastsvm.multiclass`)."""
-    return n_binary_models(n_classes, _multi_class(name, params, n_classes))
-
-
-def _multi_class(name, params, n_classes):
-    """The split of a fit on ``n_classes`` classes, BudgetSVC's 'auto' resolved."""
-    multi_class = params.get("multi_class", "ovr")
-    if name == "BudgetSVC":
-        from .bsgd.estimator import resolve_multi_class
-        multi_class = resolve_multi_class(multi_class, n_classes)
-    return multi_class
+    or BudgetSVC with ``multi_class='ovo'`` ('auto': up to 30 classes), else one-vs-rest
+    (see :mod:`fastsvm.multiclass`)."""
+    return n_binary_models(n_classes, params.get("multi_class", "ovr"))
 
 
 def _shared_budget(params, n_classes):
     """Whether a BudgetSVC's binary models share one budget of support vectors."""
     return (n_classes > 2 and params["shared_budget"]
-            and _multi_class("BudgetSVC", params, n_classes) == "ovr")
+            and resolve_multi_class(params["multi_class"], n_classes) == "ovr")
 
 
 def _dim_bounds(name, params, n_classes, n_features):
@@ -474,7 +464,7 @@ def _dim_bounds(name, params, n_classes, n_features):
     million support vectors for a ``BudgetSVC(budget=100)``.
     """
     kernel = params.get("kernel", "linear")
-    n_models = _n_models(name, params, n_classes)
+    n_models = _n_models(params, n_classes)
     if name == "NystromSVC":
         m, reason = params["n_components"], f"n_components={params['n_components']}"
         if m == "auto":
@@ -504,7 +494,7 @@ def _check_model(name, params, arrays, fail):
     """Check the fitted arrays of one model for consistency; return them normalised."""
     classes = _check_classes(arrays["classes_"], fail)
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
-    n_models = _n_models(name, params, len(classes))
+    n_models = _n_models(params, len(classes))
     dims = {"n_models": n_models, "n_features": n_features}
     bounds = _dim_bounds(name, params, len(classes), n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
@@ -1017,7 +1007,7 @@ def _read_arrays(archive, entries, version, name, params, fail):
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     read("classes_", check_classes)
     n_classes = len(_check_classes(arrays["classes_"], fail))
-    n_models = _n_models(name, params, n_classes)
+    n_models = _n_models(params, n_classes)
     dims = {"n_models": n_models, "n_features": n_features}
     bounds = _dim_bounds(name, params, n_classes, n_features)
 

@@ -10,7 +10,7 @@ from sklearn.datasets import make_blobs, make_moons
 from sklearn.metrics.pairwise import rbf_kernel
 
 from fastsvm import BudgetSVC, _options
-from fastsvm.bsgd import estimator as bsgd_estimator
+from fastsvm import multiclass
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.multiclass import ovo_pairs, ovo_scores
 
@@ -138,7 +138,7 @@ def test_one_vs_one_pairs_are_the_binary_fits_on_their_rows():
 def test_auto_split_is_one_vs_one_up_to_its_class_limit(monkeypatch, n_classes, resolved):
     """multi_class='auto' trains exactly the 'ovo' model up to AUTO_OVO_MAX_CLASSES
     classes and the 'ovr' one above (the limit lowered to 3 here; 30 by default)."""
-    monkeypatch.setattr(bsgd_estimator, "AUTO_OVO_MAX_CLASSES", 3)
+    monkeypatch.setattr(multiclass, "AUTO_OVO_MAX_CLASSES", 3)
     X, y = make_blobs(400, centers=n_classes, cluster_std=2.0, random_state=0)
     auto = BudgetSVC(budget=20, epochs=1, random_state=0).fit(X, y)
     explicit = BudgetSVC(budget=20, epochs=1, multi_class=resolved, random_state=0).fit(X, y)

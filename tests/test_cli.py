@@ -173,7 +173,7 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
         assert main(["train", "-q", "--solver", "nystrom", "-n", "30", *options, str(data),
                      str(nystrom)]) == 0
         fitted = load_model(nystrom)
-        assert fitted.multi_class == (options[1] if options else "ovo")
+        assert fitted.multi_class == (options[1] if options else "auto")
         assert fitted.coef_.shape[0] == n_models
         assert main(["predict", "-q", str(data), str(nystrom), str(out_path)]) == 0
         assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import LinearSVC
 
-from fastsvm import NystromSVC
+from fastsvm import NystromSVC, multiclass
 from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
@@ -741,6 +741,20 @@ def test_one_vs_one_scores_are_svcs():
             votes[np.arange(200), np.where(decision[:, k] > 0, j, i)] += 1
         winner = np.argmax(ovo_scores(decision, n_classes), axis=1)
         assert np.all(votes[np.arange(200), winner] == votes.max(axis=1))
+
+
+@pytest.mark.parametrize("n_classes, resolved", [(3, "ovo"), (4, "ovr")])
+def test_auto_split_is_one_vs_one_up_to_its_class_limit(monkeypatch, n_classes, resolved):
+    """multi_class='auto' trains exactly the 'ovo' model up to AUTO_OVO_MAX_CLASSES
+    classes and the 'ovr' one above (the limit lowered to 3 here; 30 by default)."""
+    monkeypatch.setattr(multiclass, "AUTO_OVO_MAX_CLASSES", 3)
+    X, y = make_blobs(400, centers=n_classes, cluster_std=2.0, random_state=0)
+    auto = NystromSVC(n_components=30, random_state=0).fit(X, y)
+    explicit = NystromSVC(n_components=30, multi_class=resolved, random_state=0).fit(X, y)
+    assert auto.training_info_["multi_class"] == resolved
+    assert_array_equal(auto.coef_, explicit.coef_)
+    assert_array_equal(auto.decision_function(X), explicit.decision_function(X))
+    assert auto.coef_.shape[0] == {"ovo": 3, "ovr": 4}[resolved]
 
 
 def test_one_vs_one_beats_one_vs_rest_on_shells():

@@ -15,7 +15,8 @@ from .._packed import PackedData
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ..multiclass import MULTI_CLASS, ovo_pairs, ovo_problems, ovo_scores
+from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems, ovo_scores,
+                          resolve_multi_class)
 from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
 
@@ -25,21 +26,6 @@ LEARNING_RATES = ("linear-decay", "pegasos")
 #: model over all rows, K for the K one-vs-rest models of a shared budget and 2 / K for
 #: each one-vs-one pair (see :class:`BudgetSVC`).
 AUTO_BUDGET = 500
-#: ``multi_class='auto'`` is 'ovo' up to AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the
-#: K (K - 1) / 2 pairs' dense ``dual_coef_`` (pairs x all their vectors, each vector in one
-#: pair) grows as K^3.5 at the 'auto' budget, 117 MB for 26 classes and 5.4 GB for 100
-#: (2,000 rows; a 20 s fit against one-vs-rest's 1.8 s).
-AUTO_OVO_MAX_CLASSES = 30
-
-
-def resolve_multi_class(multi_class, n_classes):
-    """``multi_class`` with 'auto' resolved for ``n_classes`` classes (see
-    AUTO_OVO_MAX_CLASSES)."""
-    if multi_class != "auto":
-        return multi_class
-    return "ovo" if n_classes <= AUTO_OVO_MAX_CLASSES else "ovr"
-
-
 def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True):
     """The support vectors that one budget holds in a fit on ``n_classes`` classes:
     ``budget``, or for 'auto' round(AUTO_BUDGET sqrt(q)) (at least 2), q = K for K > 2
@@ -218,8 +204,8 @@ class BudgetSVC(BaseSVC):
     1.3 s).  One-vs-one holds more vectors in all (usps 9,600 against
     1,581), so it predicts more slowly (usps' test set 0.46 s against
     0.05 s; SVC 2.0 s); ``multi_class='ovr'`` keeps the bounded model, and
-    'auto' takes it above ``AUTO_OVO_MAX_CLASSES`` = 30 classes, where the
-    pairs' ``dual_coef_`` grows too large (see that constant).
+    'auto' takes it above 30 classes, where the pairs' ``dual_coef_`` grows
+    too large (see :data:`fastsvm.multiclass.AUTO_OVO_MAX_CLASSES`).
 
     Parameters
     ----------

@@ -16,7 +16,8 @@ from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     random_seeds, regularization)
 from ..kernels import KERNELS
-from ..multiclass import MULTI_CLASS, n_binary_models, ovo_problems, ovo_scores
+from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems, ovo_scores,
+                          resolve_multi_class)
 from .embedding import (NystromMap, _dense_if_small, nystrom_factors, sample_landmarks,
                         times_upper)
 from .solver import solve_assg, solve_dcd, solve_pegasos
@@ -156,7 +157,10 @@ class NystromSVC(BaseSVC):
     'sigmoid' kernel keeps the positive part of K_mm.
 
     Multi-class problems (the paper's are binary) share one embedding and are
-    split one-vs-one by default, as SVC splits them (``multi_class='ovo'``):
+    split one-vs-one by default up to 30 classes, as SVC splits them
+    (``multi_class='auto'``, or 'ovo' for any number; above 30 the pairs' models
+    and overhead outgrow one-vs-rest's, see
+    :data:`fastsvm.multiclass.AUTO_OVO_MAX_CLASSES`):
     k (k - 1) / 2 linear SVMs, each with C on the rows of its two classes
     only, whose votes pick the class (see :mod:`fastsvm.multiclass`).  Each
     pair's problem is small, so together they cost no more than k
@@ -252,10 +256,11 @@ class NystromSVC(BaseSVC):
         bytes of disk.  The model does not depend on it.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset, as LIBLINEAR does).
-    multi_class : {'ovo', 'ovr'}, default='ovo'
+    multi_class : {'auto', 'ovo', 'ovr'}, default='auto'
         For more than two classes: one model per pair of classes, trained on
         their rows (one-vs-one, as SVC), or one per class against all others
-        (one-vs-rest).
+        (one-vs-rest); 'auto' is 'ovo' up to 30 classes and 'ovr' above (the
+        value used is ``training_info_['multi_class']``).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
         'balanced' is n_samples / (n_classes * bincount(y)).
@@ -330,7 +335,7 @@ class NystromSVC(BaseSVC):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_embedding_mb": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
-        "multi_class": [StrOptions(set(MULTI_CLASS))],
+        "multi_class": [StrOptions({"auto", *MULTI_CLASS})],
         "random_state": ["random_state"],
         **COMMON_CONSTRAINTS,
     }
@@ -339,7 +344,7 @@ class NystromSVC(BaseSVC):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  n_components="auto", landmarks="uniform", solver="dcd", eta0="auto", radius0=None,
                  omega=2.0, stage_steps=None, max_stages="auto", tol=1e-3, max_embedding_mb="auto",
-                 fit_intercept=True, multi_class="ovo", class_weight=None, n_jobs=None,
+                 fit_intercept=True, multi_class="auto", class_weight=None, n_jobs=None,
                  random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
@@ -397,7 +402,7 @@ class NystromSVC(BaseSVC):
             m = grow_to = n
         seed_landmarks, *seeds = random_seeds(
             self.random_state, 1 + n_binary_models(len(problem.classes), self.multi_class))
-        info = {}
+        info = {"multi_class": resolve_multi_class(self.multi_class, len(problem.classes))}
         started = time.perf_counter()
         kernel = problem.kernel
         rng = np.random.default_rng(seed_landmarks)
@@ -518,11 +523,12 @@ class NystromSVC(BaseSVC):
         """(rows, targets, step weights, lambda) of each binary problem: one-vs-rest over
         all rows (rows None), or one-vs-one over the rows of each pair, with C on them
         (lambda = 1 / (C S_pair), step weights s_i n_pair / S_pair on the pair's rows)."""
-        if len(problem.classes) == 2 or self.multi_class == "ovr":
+        n_classes = len(problem.classes)
+        if n_classes == 2 or resolve_multi_class(self.multi_class, n_classes) == "ovr":
             return [(None, targets, problem.step_weights, problem.lam(self.C))
                     for targets in problem.targets]
         binary = []
-        for rows, targets in ovo_problems(problem.y, len(problem.classes)):
+        for rows, targets in ovo_problems(problem.y, n_classes):
             weight_sum = float(problem.weights[rows].sum())
             weight = np.zeros(problem.n_samples)
             weight[rows] = problem.weights[rows] * (len(rows) / weight_sum)
@@ -572,7 +578,7 @@ class NystromSVC(BaseSVC):
         return self._nystrom_map().apply(X, self.coef_.T)
 
     def _class_scores(self, decision):
-        if self.multi_class == "ovo":
+        if resolve_multi_class(self.multi_class, len(self.classes_)) == "ovo":
             return ovo_scores(decision, len(self.classes_))
         return decision
 
