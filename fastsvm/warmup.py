@@ -32,6 +32,7 @@ def _estimators():
 
     return [
         BudgetSVC(budget=8, epochs=1, random_state=0),
+        BudgetSVC(budget=8, epochs=1, multi_class="ovr", random_state=0),   # shared budget
         NystromSVC(n_components=8, solver="assg", random_state=0),
         NystromSVC(n_components=8, solver="pegasos", landmarks="leverage", random_state=0),
         NystromSVC(n_components=8, solver="dcd", random_state=0),

@@ -20,7 +20,8 @@ warnings.simplefilter("ignore")
 X, y = make_classification(1200, 30, n_informative=10, n_classes=3, random_state=1)
 text = sp.random(1200, 3000, density=0.004, format="csr", random_state=1)
 text = sp.hstack([sp.csr_matrix(y[:, None] + 1.0), text], format="csr")
-estimators = [BudgetSVC(budget=100, epochs=2), NystromSVC(n_components=100, solver="assg"),
+estimators = [BudgetSVC(budget=100, epochs=2), BudgetSVC(budget=100, epochs=2, multi_class="ovr"),
+              NystromSVC(n_components=100, solver="assg"),
               NystromSVC(n_components=100, solver="pegasos", landmarks="leverage"),
               NystromSVC(n_components=100, solver="dcd"),
               HuberSVC(max_iter=50), PegasosSVC(max_iter=50),
