@@ -51,7 +51,8 @@ from tqdm.auto import tqdm
 from . import _options
 from ._validation import canonical_csr, check_sparse_structure, native_byteorder
 from .kernels import KERNELS, Kernel, row_sq_norms
-from .multiclass import binary_targets, labels_from_decision, n_binary_models
+from .multiclass import (binary_targets, labels_from_decision, n_binary_models,
+                         ovo_scores, resolve_multi_class)
 
 #: Constraints of the kernel parameters, SVC's (every estimator validates all of
 #: SVC's kernels and explains the ones its method cannot take).
@@ -479,7 +480,11 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         return decision[:, 0] if decision.shape[1] == 1 else self._class_scores(decision)
 
     def _class_scores(self, decision):
-        """Per-class scores from the binary models' decision values (one-vs-rest: those)."""
+        """Per-class scores from the binary models' decision values: SVC's votes and
+        confidences for one-vs-one models, the values themselves for one-vs-rest."""
+        n_classes = len(self.classes_)
+        if resolve_multi_class(getattr(self, "multi_class", "ovr"), n_classes) == "ovo":
+            return ovo_scores(decision, n_classes)
         return decision
 
     def predict(self, X):

@@ -178,6 +178,8 @@ class Kernel:
         centers : ndarray of shape (n_centers, n_features), or what a callable
             takes; training row indices for 'precomputed'
         coef : ndarray or sparse array of shape (n_centers, n_outputs)
+            A sparse ``coef`` (each center weighted in few outputs, as one-vs-one
+            pairs) is applied as (coef^T K^T)^T, in time linear in its non-zeros.
 
         Returns
         -------
@@ -190,9 +192,10 @@ class Kernel:
         if coef.shape[0] == 0:
             return out
         step = chunk_rows(coef.shape[0])
+        coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
         for start in range(0, n, step):
-            block = _take(X, slice(start, start + step))
-            out[start:start + step] = _times(self.between(block, centers), coef)
+            K = self.between(_take(X, slice(start, start + step)), centers)
+            out[start:start + step] = K @ coef if coef_t is None else (coef_t @ K.T).T
         return out
 
 
@@ -201,15 +204,6 @@ def chunk_rows(n_centers):
     ``_options.PREDICT_CHUNK_ROWS``)."""
     return max(1, min(_options.PREDICT_CHUNK_ROWS,
                       _options.PREDICT_CHUNK_BYTES // (8 * max(n_centers, 1))))
-
-
-def _times(K, coef):
-    """K @ coef for a dense block K and dense or sparse ``coef``.  A sparse ``coef`` (each
-    center weighted in few outputs) is applied as (coef^T K^T)^T, row by row of K^T, in
-    time linear in its non-zeros."""
-    if not sp.issparse(coef):
-        return K @ coef
-    return (sp.csr_array(coef.T) @ np.ascontiguousarray(K.T)).T
 
 
 def _num_rows(A):

@@ -8,8 +8,8 @@ Two classes give one binary problem (+1 for ``classes[1]``, -1 for
   the largest decision value wins (the sign, for two classes);
 * one-vs-one (``'ovo'``, BudgetSVC's and NystromSVC's default up to 30
   classes, as SVC's): k (k - 1) / 2 problems, pair (i, j), i < j, in the
-  order (0, 1), (0, 2), ..., (k - 2, k - 1), separating class j (+1) from class i (-1) on the rows of the two
-  classes only.  :func:`ovo_scores` turns their decision values into SVC's
+  order (0, 1), (0, 2), ..., (k - 2, k - 1), separating class j (+1) from
+  class i (-1) on the rows of the two classes only.  :func:`ovo_scores` turns their decision values into SVC's
   per-class scores, votes plus summed confidences; the class with most
   votes wins.
 

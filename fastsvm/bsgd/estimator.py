@@ -15,7 +15,7 @@ from .._packed import PackedData
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems, ovo_scores,
+from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems,
                           resolve_multi_class)
 from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
@@ -593,8 +593,3 @@ class BudgetSVC(BaseSVC):
     # -------------------------------------------------------------- predict
     def _decision(self, X):
         return self._expansion_decision(X)
-
-    def _class_scores(self, decision):
-        if self._one_vs_one(len(self.classes_)):
-            return ovo_scores(decision, len(self.classes_))
-        return decision

@@ -16,7 +16,7 @@ from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     random_seeds, regularization)
 from ..kernels import KERNELS
-from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems, ovo_scores,
+from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
                           resolve_multi_class)
 from .embedding import (NystromMap, _dense_if_small, nystrom_factors, sample_landmarks,
                         times_upper)
@@ -576,11 +576,6 @@ class NystromSVC(BaseSVC):
     def _decision(self, X):
         """<w, embedding(x)> of each binary model."""
         return self._nystrom_map().apply(X, self.coef_.T)
-
-    def _class_scores(self, decision):
-        if resolve_multi_class(self.multi_class, len(self.classes_)) == "ovo":
-            return ovo_scores(decision, len(self.classes_))
-        return decision
 
     def _nystrom_map(self):
         kernel = self._fitted_kernel()
