@@ -19,7 +19,8 @@ from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
-from fastsvm.nystrom.embedding import NystromMap, nystrom_factors, sample_landmarks
+from fastsvm.nystrom.embedding import (NystromMap, cholesky_factor, inverse_factor,
+                                       nystrom_factors, sample_landmarks, times_inverse_factor)
 from fastsvm.nystrom.solver import primal_objective, solve_assg, solve_dcd
 from fastsvm.nystrom.store import EmbeddingStore
 
@@ -113,6 +114,21 @@ def test_pivoted_cholesky_map_drops_only_landmarks_within_the_cut_off(rtol):
     cut_off = rtol * np.linalg.eigvalsh(K_mm)[-1]
     Phi_m = K_mm[:, kept] @ P
     assert np.abs(Phi_m @ Phi_m.T - K_mm).max() <= cut_off * (1 + 1e-6) + 1e-12
+
+
+def test_cholesky_factor_inverse_and_triangular_solve_agree():
+    """cholesky_factor gives L (zero above the diagonal) with K_JJ = L L^T;
+    inverse_factor(L) is L^(-T), and times_inverse_factor(B, L) is B @ L^(-T) without it
+    (the residual of n_components='auto' while it grows)."""
+    X, _ = make_classification(150, 6, random_state=5)
+    K_mm = pairwise_kernels(X[:90], metric="rbf", gamma=0.2)
+    kept, L = cholesky_factor(K_mm)
+    assert_array_equal(np.triu(L, 1), 0.0)
+    assert_allclose(L @ L.T, K_mm[np.ix_(kept, kept)], atol=1e-10)
+    P = inverse_factor(L)
+    assert_allclose(P, np.linalg.inv(L).T, rtol=1e-8, atol=1e-8 * np.abs(P).max())
+    block = pairwise_kernels(X[90:], X[:90][kept], metric="rbf", gamma=0.2)
+    assert_allclose(times_inverse_factor(block, L), block @ P, atol=1e-9 * np.abs(P).max())
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -433,7 +449,14 @@ def test_transform_and_fit_transform():
     clf = NystromSVC(C=1, gamma=1.0, n_components=25, random_state=0)
     emb = clf.fit_transform(X.astype(np.float32), y)
     assert emb.dtype == np.float32 and emb.shape == (200, clf.n_components_)
-    assert_allclose(clf.transform(X.astype(np.float32)), emb, rtol=1e-5, atol=1e-6)
+    exact = clf.transform(X)
+    # the float32 product rounds K P (P = L^(-T) has entries ~ 100 here); the kept
+    # landmarks' rows are copied from L, K_JJ L^(-T) = L, so they carry no product error
+    assert_allclose(clf.transform(X.astype(np.float32)), exact, atol=1e-3)
+    assert_allclose(emb, exact, atol=1e-3)
+    landmarks = clf.component_indices_
+    assert_allclose(emb[landmarks], exact[landmarks], atol=1e-6)
+    assert_allclose(np.tril(emb[landmarks]), emb[landmarks], atol=0)
     assert clf.transform(X).dtype == np.float64
     decision = clf.decision_function(X)
     assert_allclose(decision, clf.transform(X) @ clf.coef_[0] + clf.intercept_[0], rtol=1e-8,

@@ -56,9 +56,9 @@ from .. import _options
 from ..base import TrainingProblem, check_finite_output, random_seeds, regularization
 from ..kernels import _take
 from ..nystrom import _kernels
-from ..nystrom.embedding import (NystromMap, _dense_if_small, leverage_candidates,
-                                 leverage_draw, nystrom_factors, times_upper,
-                                 uniform_landmarks)
+from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
+                                 inverse_factor, leverage_candidates, leverage_draw,
+                                 times_inverse_factor, uniform_landmarks)
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
                               SolverResult, hinge_sum)
@@ -493,21 +493,22 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
                 drawn["idx"] = idx
                 drawn["rows"], drawn["positions"] = self._gather_rows(partitions, idx)
                 rows = _dense_if_small(drawn["rows"])
-                return nystrom_factors(kernel(rows, rows))
+                return cholesky_factor(kernel(rows, rows))
 
-            def residual(sample, idx, projection):
+            def residual(sample, idx, L):
                 if "sample" not in drawn:
                     drawn["sample"] = _dense_if_small(self._gather_rows(partitions, sample)[0])
                 landmarks = _take(drawn["rows"], np.searchsorted(drawn["idx"], idx))
-                embedded = times_upper(kernel(drawn["sample"], _dense_if_small(landmarks)),
-                                       projection)
+                embedded = times_inverse_factor(
+                    kernel(drawn["sample"], _dense_if_small(landmarks)), L)
                 return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
                                       float(kernel.diagonal(drawn["sample"]).sum()))
 
             info = {}
-            _, kept, projection, info["landmarks_drawn"] = choose_landmarks(
+            _, kept, L, info["landmarks_drawn"] = choose_landmarks(
                 n, m, grow_to, lambda m: self._landmark_indices(partitions, kernel, m, rng),
                 factor, residual, rng)
+            projection = inverse_factor(L)
             indices, components = drawn["positions"], _take(drawn["rows"], kept)
             nystrom_map = client.submit(NystromMap, kernel, _dense_if_small(components),
                                         projection, pure=False)

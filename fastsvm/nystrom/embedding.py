@@ -86,10 +86,10 @@ def _dense_if_small(landmarks):
     return landmarks
 
 
-def nystrom_factors(K_mm, rtol=None):
-    """(kept, P): the indices of the landmarks kept, in pivot order, and the r x r map
-    P = L^(-T) of the pivoted Cholesky factor of K_mm on them (see the module docstring),
-    with the cut-off ``rtol * lambda_max(K_mm)``."""
+def cholesky_factor(K_mm, rtol=None):
+    """(kept, L): the indices of the landmarks kept, in pivot order, and the r x r lower
+    triangular pivoted Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order, its
+    strictly upper triangle zero), with the cut-off ``rtol * lambda_max(K_mm)``."""
     rtol = _options.NYSTROM_RTOL if rtol is None else rtol
     K_mm = np.asarray(K_mm, dtype=np.float64)
     m = K_mm.shape[0]
@@ -109,17 +109,35 @@ def nystrom_factors(K_mm, rtol=None):
     if info < 0 or rank < 1:
         raise ValueError(f"the pivoted Cholesky factorisation of the landmarks' kernel matrix "
                          f"failed (LAPACK dpstrf info={info}, rank {rank})")
-    # L^(-1) by LAPACK's triangular inverse: a third of the work of solving L X = I.  It
-    # reads and writes the lower triangle only; the strictly upper one, still holding K_mm's
-    # entries, is zeroed row by row of P = L^(-T) (np.tril costs as much as the inverse)
-    inverse, info = scipy.linalg.lapack.dtrtri(factor[:rank, :rank], lower=1)
+    # dpstrf leaves K_mm's entries in the strictly upper triangle: zeroed column by column
+    # of the Fortran-ordered factor (np.triu/np.tril would cost as much as the inverse)
+    L = np.asfortranarray(factor[:rank, :rank])
+    for j in range(1, rank):
+        L[:j, j] = 0.0
+    return pivots[:rank] - 1, L
+
+
+def inverse_factor(L):
+    """The map P = L^(-T) (C order, upper triangular) of a factor from :func:`cholesky_factor`,
+    by LAPACK's triangular inverse: a third of the work of solving L X = I."""
+    inverse, info = scipy.linalg.lapack.dtrtri(L, lower=1)
     if info != 0:
         raise ValueError(f"the inverse of the landmarks' Cholesky factor failed (LAPACK dtrtri "
                          f"info={info})")
-    P = np.ascontiguousarray(inverse.T)
-    for i in range(1, rank):
-        P[i, :i] = 0.0
-    return pivots[:rank] - 1, P
+    return np.ascontiguousarray(inverse.T)
+
+
+def nystrom_factors(K_mm, rtol=None):
+    """(kept, P): the landmarks :func:`cholesky_factor` keeps and the r x r map P = L^(-T)."""
+    kept, L = cholesky_factor(K_mm, rtol)
+    return kept, inverse_factor(L)
+
+
+def times_inverse_factor(block, L):
+    """block @ L^(-T) = block @ P (float64) for a factor L from :func:`cholesky_factor`, by a
+    triangular solve (trsm): s r^2 flops for s rows, without forming P (r^3 / 3 more)."""
+    out = np.array(block, dtype=np.float64, order="C")
+    return scipy.linalg.blas.dtrsm(1.0, L, out.T, side=0, lower=1, overwrite_b=1).T
 
 
 def times_upper(block, P, dtype=np.float64):
@@ -158,7 +176,9 @@ class NystromMap:
     def __post_init__(self):
         self.landmarks = _dense_if_small(self.landmarks)
         P = self.projection
-        self._triangular = P.shape[0] == P.shape[1] and not np.tril(P, -1).any()
+        # row by row: np.tril(P, -1) would allocate another m x m array
+        self._triangular = (P.shape[0] == P.shape[1]
+                            and not any(P[i, :i].any() for i in range(1, P.shape[0])))
 
     @classmethod
     def fit(cls, kernel, landmarks):
@@ -185,17 +205,37 @@ class NystromMap:
             out[start:start + len(block)] = block
         return out
 
-    def embed_blocks(self, X, dtype=np.float32, progress=None):
+    def embed_blocks(self, X, dtype=np.float32, progress=None, known=None):
         """(first row, embedding of the rows) for chunks of rows of X in order, of type
-        ``dtype``; ``progress`` (a tqdm-like object) is advanced by the rows done."""
+        ``dtype``; ``progress`` (a tqdm-like object) is advanced by the rows done.
+
+        ``known``, a pair (positions, embedded), gives rows of X whose embedding is
+        already known: they are copied from ``embedded`` and get no kernel values.  The
+        kept landmarks' own rows are the rows of L (K_JJ L^(-T) = L), so when all n
+        training rows are landmarks (``n_components='auto'`` on at most
+        ``AUTO_EXACT_ROWS`` rows) the embedding needs no n x r x r product at all.
+        """
         # the product in the output's type: float32 is about 1.6x faster, and
         # the kernel block and projection are rounded once either way
         projection = self.projection.astype(dtype, copy=False)
-        for rows, block in self._kernel_blocks(X):
-            yield rows.start, (times_upper(block, projection, dtype) if self._triangular
-                               else block.astype(dtype, copy=False) @ projection)
+        position = None                   # row of X -> its row in known[1], or -1
+        if known is not None:
+            position = np.full(_num_rows(X), -1, dtype=np.int64)
+            position[known[0]] = np.arange(len(known[0]))
+        for rows, block in self._kernel_blocks(X, position):
+            embedded = None
+            if block.shape[0]:
+                embedded = (times_upper(block, projection, dtype) if self._triangular
+                            else block.astype(dtype, copy=False) @ projection)
+            if known is not None:
+                given = position[rows]
+                out = known[1][np.maximum(given, 0)]
+                if embedded is not None:
+                    out[given < 0] = embedded
+                embedded = out
+            yield rows.start, embedded
             if progress is not None:
-                progress.update(block.shape[0])
+                progress.update(embedded.shape[0])
 
     def apply(self, X, W):
         """embedding(X) @ W without storing the embedding: ndarray of shape (n_samples, W.shape[1])."""
@@ -205,16 +245,23 @@ class NystromMap:
             out[rows] = block @ PW
         return out
 
-    def _kernel_blocks(self, X):
-        """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``; CSR rows
+    def _kernel_blocks(self, X, skip=None):
+        """(row slice, K(X[rows], landmarks)) in chunks of ``EMBED_CHUNK_BYTES``, without the
+        rows where ``skip`` (an int array over the rows of X, if given) is >= 0; CSR rows
         that are not very sparse are made dense first (:func:`~fastsvm.kernels.dense_blocks_pay`:
         on usps, CSR with every pixel stored, 3.5x faster against 2,000 landmarks)."""
         size = _chunk_rows(self.projection.shape[0])
         densify = (not self.kernel.on_gram and not sp.issparse(self.landmarks)
                    and dense_blocks_pay(X))
         for start in range(0, _num_rows(X), size):
-            rows = slice(start, start + size)
-            block = _take(X, rows)
+            rows = slice(start, min(start + size, _num_rows(X)))
+            wanted = rows
+            if skip is not None:
+                wanted = start + np.flatnonzero(skip[rows] < 0)
+                if not len(wanted):
+                    yield rows, np.empty((0, self.projection.shape[0]))
+                    continue
+            block = _take(X, wanted)
             yield rows, self.kernel.between(block.toarray() if densify else block,
                                             self.landmarks)
 

@@ -18,8 +18,8 @@ from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finit
 from ..kernels import KERNELS
 from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
                           resolve_multi_class)
-from .embedding import (NystromMap, _dense_if_small, nystrom_factors, sample_landmarks,
-                        times_upper)
+from .embedding import (NystromMap, _dense_if_small, cholesky_factor, inverse_factor,
+                        sample_landmarks, times_inverse_factor)
 from .solver import solve_assg, solve_dcd, solve_pegasos
 from .store import EmbeddingStore, auto_memory_budget
 
@@ -54,11 +54,11 @@ AUTO_MAX_STAGES = {"assg": 20, "pegasos": 20, "dcd": 1000}
 
 
 def choose_landmarks(n, m, grow_to, draw, factor, residual, rng):
-    """The landmarks of a fit: (indices, kept, projection, landmarks drawn).
+    """The landmarks of a fit: (indices, kept, L, landmarks drawn).
 
     ``draw(m)`` draws m landmark indices (from the fit's random generator
-    ``rng``), ``factor(indices)`` returns :func:`~fastsvm.nystrom.embedding.nystrom_factors`
-    of their kernel matrix, and ``residual(sample, kept_indices, projection)`` the share
+    ``rng``), ``factor(indices)`` returns :func:`~fastsvm.nystrom.embedding.cholesky_factor`
+    of their kernel matrix (kept, L), and ``residual(sample, kept_indices, L)`` the share
     of the kernel's trace on the training rows ``sample`` that the map misses (None for
     a kernel without a positive trace).  With ``grow_to`` > m (``n_components='auto'``),
     ``RESIDUAL_SAMPLE`` rows are drawn, and while the residual on them is above
@@ -66,17 +66,17 @@ def choose_landmarks(n, m, grow_to, draw, factor, residual, rng):
     the last one.  Local and Dask fits call it alike, so they draw the same landmarks.
     """
     indices = draw(m)
-    kept, projection = factor(indices)
+    kept, L = factor(indices)
     if grow_to > m:
         sample = np.sort(rng.choice(n, min(n, RESIDUAL_SAMPLE), replace=False))
         while m < grow_to:
-            missed = residual(sample, indices[kept], projection)
+            missed = residual(sample, indices[kept], L)
             if missed is None or missed <= AUTO_RESIDUAL:
                 break
             m = min(2 * m, grow_to)
             indices = draw(m)
-            kept, projection = factor(indices)
-    return indices, kept, projection, m
+            kept, L = factor(indices)
+    return indices, kept, L, m
 
 
 def trace_residual(captured, total):
@@ -413,20 +413,21 @@ class NystromSVC(BaseSVC):
 
         def factor(idx):
             drawn = landmark_rows(idx)
-            return nystrom_factors(problem.block(idx, idx) if kernel.name == "precomputed"
+            return cholesky_factor(problem.block(idx, idx) if kernel.name == "precomputed"
                                    else kernel(drawn, drawn))
 
-        def residual(sample, idx, projection):
+        def residual(sample, idx, L):
             block = (problem.block(sample, idx) if kernel.name == "precomputed"
                      else kernel(_dense_if_small(problem.take(sample)), landmark_rows(idx)))
-            embedded = times_upper(block, projection)
+            embedded = times_inverse_factor(block, L)
             return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
                                   float(problem.diagonal(sample).sum()))
 
-        idx, kept, projection, info["landmarks_drawn"] = choose_landmarks(
+        idx, kept, L, info["landmarks_drawn"] = choose_landmarks(
             n, m, grow_to, lambda m: sample_landmarks(problem, m, self.landmarks, rng), factor,
             residual, rng)
         idx = idx[kept]                   # the r landmarks the factorisation keeps
+        projection = inverse_factor(L)
         landmarks = landmark_rows(idx)
         training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
@@ -437,7 +438,8 @@ class NystromSVC(BaseSVC):
             captured = 0.0     # sum_i ||embedding(x_i)||^2, the approximated k(x_i, x_i)
             with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
                       desc="NystromSVC embedding", leave=False) as bar:
-                for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar):
+                known = (idx, np.ascontiguousarray(L, dtype=store.dtype))   # see embed_blocks
+                for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar, known):
                     check_finite_output(rows, "embedding")
                     store.write(first, rows)
                     captured += float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
