@@ -716,6 +716,23 @@ def test_primal_objective_on_rows_matches_oracle():
                         expected, rtol=rtol)
 
 
+def test_dcd_with_shared_squared_norms_is_the_same_run():
+    """The squared row norms one-vs-one and one-vs-rest compute once for all problems
+    give the run that computes them itself, on all rows and on a pair's rows."""
+    rng = np.random.default_rng(4)
+    Phi = rng.normal(size=(120, 5)).astype(np.float32)
+    y = np.where(Phi[:, 1] + 0.5 * rng.normal(size=120) > 0, 1.0, -1.0)
+    weight, lam = np.ones(120), 1.0 / 120
+    sq_norms = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
+    for rows in (None, np.sort(rng.choice(120, 50, replace=False))):
+        own = solve_dcd(Phi, y, weight, 1.0, lam, 1000, 1e-4, np.random.default_rng(0),
+                        rows=rows)
+        shared = solve_dcd(Phi, y, weight, 1.0, lam, 1000, 1e-4, np.random.default_rng(0),
+                           rows=rows, sq_norms=sq_norms)
+        assert own.converged and shared.converged and own.epochs == shared.epochs
+        assert_allclose(shared.w, own.w, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("solver", ["dcd", "assg"])
 def test_one_vs_one_pairs_reach_the_liblinear_optimum_of_their_rows(solver):
     """Each pair (i, j) is LinearSVC(C, loss='hinge') on the rows of classes i and j of the

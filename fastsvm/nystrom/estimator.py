@@ -542,6 +542,8 @@ class NystromSVC(BaseSVC):
         max_stages = self._max_stages()
         binary = self._binary_problems(problem)
         sizes = [problem.n_samples if rows is None else len(rows) for rows, *_ in binary]
+        sq_norms = (np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
+                    if self.solver == "dcd" and len(binary) > 1 else None)
 
         def stage_steps(n):     # a pair of n rows: the passes per stage of all rows
             if self.stage_steps is not None:
@@ -553,7 +555,7 @@ class NystromSVC(BaseSVC):
             rng = np.random.default_rng(seed)
             if self.solver == "dcd":
                 return solve_dcd(Phi, y_bin, weight, bias_feature, lam, max_stages, self.tol,
-                                 rng, bar, rows)
+                                 rng, bar, rows, sq_norms)
             if self.solver == "assg":
                 eta0 = None if self.eta0 == "auto" else self.eta0
                 radius0 = np.sqrt(2.0 / lam) if self.radius0 is None else self.radius0

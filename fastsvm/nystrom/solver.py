@@ -227,7 +227,7 @@ DCD_GAP_CHECK_PASSES = 2
 
 
 def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=None,
-              rows=None):
+              rows=None, sq_norms=None):
     """Dual coordinate descent with shrinking (Hsieh et al. 2008, Alg. 1 and Sec. 3.2;
     see :func:`fastsvm.nystrom._kernels.dcd_epoch`), each pass in a fresh random
     order of the active variables.
@@ -247,13 +247,17 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
     LIBLINEAR, when the shrunk variables meet ``pg_tol`` all are made active
     again for a full pass.  After ``max_epochs`` passes (full or shrunk) the
     gap is computed once more and the run ends unconverged.  ``tol=None``
-    runs all ``max_epochs`` passes.
+    runs all ``max_epochs`` passes.  ``sq_norms``, ||phi_i||^2 of every row of the
+    embedding (float64), may be passed where several problems share the embedding
+    (one-vs-one and one-vs-rest), so they are computed once instead of once per problem.
     """
     n, rows = _problem_rows(Phi, rows)
     upper = weight / (lam * n)
     alpha = np.zeros(Phi.shape[0])          # alpha_i of the embedding's row i (0 off rows)
     w = np.zeros(Phi.shape[1] + 1)
-    if rows is None:
+    if sq_norms is not None:
+        q_diag = sq_norms
+    elif rows is None:
         q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
     else:
         q_diag = np.zeros(Phi.shape[0])
