@@ -463,6 +463,23 @@ def test_transform_and_fit_transform():
                     atol=1e-8)
 
 
+@pytest.mark.parametrize("m, gamma", [(6, 0.5), (25, 0.5), (60, 20.0)])
+def test_training_embedding_in_chunks_mixes_copied_and_computed_rows(monkeypatch, m, gamma):
+    """In chunks of rows with no landmark, some, or only landmarks (m = n: every row is
+    one), the training embedding is the float64 transform to float32 accuracy, and the
+    landmark rows, copied from L, to 1e-6."""
+    monkeypatch.setattr("fastsvm._options.EMBED_CHUNK_BYTES", 8 * 6 * 10)
+    X, y = _moons(60)
+    clf = NystromSVC(C=1, gamma=gamma, n_components=m, random_state=1)
+    emb = clf.fit_transform(X, y)
+    exact = clf.transform(X)
+    landmarks = clf.component_indices_
+    if m == 60:
+        assert len(landmarks) == 60                  # no product at all
+    assert_allclose(emb, exact, atol=1e-3)
+    assert_allclose(emb[landmarks], exact[landmarks], atol=1e-6)
+
+
 def test_pegasos_solver_and_no_intercept():
     X, y = _moons(400)
     peg = NystromSVC(C=10, gamma=2.0, n_components=40, solver="pegasos", random_state=0)

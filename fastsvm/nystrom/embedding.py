@@ -227,9 +227,10 @@ class NystromMap:
             if block.shape[0]:
                 embedded = (times_upper(block, projection, dtype) if self._triangular
                             else block.astype(dtype, copy=False) @ projection)
-            if known is not None:
+            if known is not None and (position[rows] >= 0).any():
                 given = position[rows]
-                out = known[1][np.maximum(given, 0)]
+                out = np.empty((len(given), projection.shape[1]), dtype=dtype)
+                out[given >= 0] = known[1][given[given >= 0]]
                 if embedded is not None:
                     out[given < 0] = embedded
                 embedded = out
@@ -255,8 +256,8 @@ class NystromMap:
                    and dense_blocks_pay(X))
         for start in range(0, _num_rows(X), size):
             rows = slice(start, min(start + size, _num_rows(X)))
-            wanted = rows
-            if skip is not None:
+            wanted = rows                  # a slice (a view of dense X) unless rows are skipped
+            if skip is not None and (skip[rows] >= 0).any():
                 wanted = start + np.flatnonzero(skip[rows] < 0)
                 if not len(wanted):
                     yield rows, np.empty((0, self.projection.shape[0]))
