@@ -10,7 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from fastsvm import MarginSGDSVC, _options
 from fastsvm.datasets import load_dataset
 from fastsvm.kernels import Kernel, row_sq_norms
-from fastsvm.margin_sgd.solver import accuracy_offset, draw_order, expansion, run_pass
+from fastsvm.margin_sgd.solver import (accuracy_offset, draw_order, expansion, pass_rows,
+                                       run_pass)
 
 from . import naive
 
@@ -305,6 +306,26 @@ def test_sparse_and_float32_give_the_same_model(sampling):
         clf = MarginSGDSVC(sampling=sampling, random_state=1).fit(other, y)
         assert_array_equal(clf.support_, ref.support_)
         assert_allclose(clf.dual_coef_, ref.dual_coef_, rtol=1e-5, atol=1e-6)
+
+
+def test_dense_enough_csr_is_made_dense_once_within_its_byte_cap(monkeypatch):
+    """CSR rows that the passes multiply as dense blocks are made dense once for the
+    fit (pass_rows); with the cap at 0 they are made dense block by block, the same
+    model to the last bit."""
+    X, y = _labels(n=300)
+    X[np.abs(X) < 0.5] = 0.0
+    X = sp.csr_matrix(X)
+    assert isinstance(pass_rows(X), np.ndarray)
+    assert_array_equal(pass_rows(X), X.toarray())
+    wide = sp.random(50, 2000, density=0.004, format="csr", random_state=0)
+    assert sp.issparse(pass_rows(wide))                 # too sparse: sparse products
+    once = MarginSGDSVC(random_state=3).fit(X, y)
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_COPY_BYTES", 0)
+    assert sp.issparse(pass_rows(X))
+    blocks = MarginSGDSVC(random_state=3).fit(X, y)
+    assert_array_equal(once.support_, blocks.support_)
+    assert_array_equal(once.dual_coef_, blocks.dual_coef_)
+    assert_array_equal(once.intercept_, blocks.intercept_)
 
 
 def test_wide_sparse_input_stays_sparse_and_gives_the_dense_model():

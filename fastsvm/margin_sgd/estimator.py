@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
-from .solver import UPDATES, accuracy_offset, draw_order, expansion, run_pass
+from .solver import UPDATES, accuracy_offset, draw_order, expansion, pass_rows, run_pass
 
 #: M values tried by ``M='auto'``.  With the squared-hinge rule only M in [0, 1]
 #: matters (alpha = max(0, 1 - m) is 0 for every m >= 1, and M < 0 keeps nothing).
@@ -290,7 +290,7 @@ class MarginSGDSVC(BaseSVC):
         started = time.perf_counter()
         rng = check_random_state(self.random_state)
         candidates = self._candidates(problem.kernel)
-        data = (problem.gram() if problem.kernel.on_gram else problem.X,
+        data = (problem.gram() if problem.kernel.on_gram else pass_rows(problem.X),
                 np.zeros(problem.n_samples) if problem.kernel.on_gram
                 else row_sq_norms(problem.X))
         n, tuning = problem.n_samples, []

@@ -100,6 +100,16 @@ def _dense_rows(X):
     return not sp.issparse(X) or X.nnz >= _options.MARGIN_SGD_DENSE_FROM * np.prod(X.shape)
 
 
+def pass_rows(X):
+    """X as the passes read it: CSR rows that :func:`_dense_rows` multiplies as dense blocks
+    are made dense once (float64), when that takes at most
+    ``_options.MARGIN_SGD_DENSE_COPY_BYTES``, rather than block by block in every pass."""
+    if (sp.issparse(X) and _dense_rows(X)
+            and 8 * X.shape[0] * X.shape[1] <= _options.MARGIN_SGD_DENSE_COPY_BYTES):
+        return X.toarray()
+    return X
+
+
 def _block(X, rows, dense):
     """The rows ``rows`` of X: a dense float64 array if ``dense``, else float64 CSR rows."""
     block = X[rows]
