@@ -428,6 +428,9 @@ class NystromSVC(BaseSVC):
             residual, rng)
         idx = idx[kept]                   # the r landmarks the factorisation keeps
         projection = inverse_factor(L)
+        # the landmarks' own rows of the embedding (see embed_blocks), kept in the store's
+        # type only: r x r float32 where the float64 factor was twice that
+        L = np.ascontiguousarray(L, dtype=np.dtype(_options.EMBED_DTYPE))
         landmarks = landmark_rows(idx)
         training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
@@ -438,8 +441,8 @@ class NystromSVC(BaseSVC):
             captured = 0.0     # sum_i ||embedding(x_i)||^2, the approximated k(x_i, x_i)
             with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
                       desc="NystromSVC embedding", leave=False) as bar:
-                known = (idx, np.ascontiguousarray(L, dtype=store.dtype))   # see embed_blocks
-                for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar, known):
+                for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar,
+                                                             known=(idx, L)):
                     check_finite_output(rows, "embedding")
                     store.write(first, rows)
                     captured += float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
