@@ -53,10 +53,12 @@ EMBED_DTYPE
     kernel blocks and the map are computed in float64, rounded once, and
     multiplied in float32 (about 1.6x faster than in float64).
 NYSTROM_RTOL
-    Rank cut-off of the Nystrom map: the pivoted Cholesky factorisation of
-    K_mm stops when no remaining (Schur complement) diagonal exceeds
-    ``NYSTROM_RTOL * lambda_max(K_mm)``, and the landmarks left are dropped
-    instead of inverted.  Dropping them changes a kernel value by at most
+    Rank cut-off of the Nystrom map: every pivot L_jj^2 of the Cholesky
+    factor of the kept landmarks' K_JJ exceeds ``NYSTROM_RTOL *
+    lambda_max(K_mm)`` (a plain factorisation of all m landmarks is kept only
+    when it meets this); otherwise the pivoted factorisation of K_mm stops
+    when no remaining (Schur complement) diagonal exceeds the cut-off, and
+    the landmarks left are dropped instead of inverted.  Dropping them changes a kernel value by at most
     that; inverting a pivot p would amplify rounding errors by 1 / sqrt(p).
 RESORT_C
     The margin bounds' worst-case overhead factor c (Guillory & Bilmes

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import LinearSVC
 
-from fastsvm import NystromSVC, multiclass
+from fastsvm import NystromSVC, _options, multiclass
 from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
@@ -129,6 +129,25 @@ def test_cholesky_factor_inverse_and_triangular_solve_agree():
     assert_allclose(P, np.linalg.inv(L).T, rtol=1e-8, atol=1e-8 * np.abs(P).max())
     block = pairwise_kernels(X[90:], X[:90][kept], metric="rbf", gamma=0.2)
     assert_allclose(times_inverse_factor(block, L), block @ P, atol=1e-9 * np.abs(P).max())
+
+
+def test_cholesky_factor_keeps_every_landmark_when_the_plain_factor_is_well_conditioned():
+    """A well-conditioned K_mm is factored without pivoting: every landmark kept, in order,
+    every pivot above the cut-off; a duplicate landmark (a zero pivot) falls back to the
+    pivoted factorisation, which drops one of the pair and nothing else."""
+    X, _ = make_classification(120, 6, random_state=7)
+    K_mm = pairwise_kernels(X, metric="rbf", gamma=0.2)
+    kept, L = cholesky_factor(K_mm)
+    assert_array_equal(kept, np.arange(120))
+    assert L.flags.f_contiguous
+    assert_array_equal(np.triu(L, 1), 0.0)
+    assert_allclose(L @ L.T, K_mm, atol=1e-12)
+    cut_off = _options.NYSTROM_RTOL * np.linalg.eigvalsh(K_mm)[-1]
+    assert np.diagonal(L).min() ** 2 > cut_off
+    doubled = pairwise_kernels(np.vstack([X, X[5:6]]), metric="rbf", gamma=0.2)
+    kept, L = cholesky_factor(doubled)
+    assert len(kept) == 120 and len({5, 120} & set(kept)) == 1
+    assert_allclose(L @ L.T, doubled[np.ix_(kept, kept)], atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

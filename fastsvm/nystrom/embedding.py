@@ -35,7 +35,10 @@ the landmarks that duplicate others or a kernel too wide to tell them
 apart; inverting their tiny pivots would amplify rounding errors instead.
 This equals the paper's :math:`(K_{mm}^{1/2})^+ k_m(x)` up to an orthogonal
 map (the same inner products, so the same SVM objective) when nothing is
-dropped.  Compared with an eigendecomposition of K_mm with the same
+dropped.  Most kernel matrices of random landmarks are far from singular, so
+:func:`cholesky_factor` first tries the plain factorisation of all m
+(``?potrf``, about twice as fast) and keeps it when every pivot is above the
+cut-off: the same guarantee on L, with no landmark dropped.  Compared with an eigendecomposition of K_mm with the same
 relative cut-off (the previous method) it keeps about as many directions
 and misses as much of the kernel (ijcnn1, m = 3,000: r = 1,824 against
 1,778, 0.16 % against 0.15 % of the trace on held-out rows), but costs
@@ -88,8 +91,15 @@ def _dense_if_small(landmarks):
 
 def cholesky_factor(K_mm, rtol=None):
     """(kept, L): the indices of the landmarks kept, in pivot order, and the r x r lower
-    triangular pivoted Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order, its
-    strictly upper triangle zero), with the cut-off ``rtol * lambda_max(K_mm)``."""
+    triangular Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order, its strictly
+    upper triangle zero), every pivot L_jj^2 above the cut-off ``rtol * lambda_max(K_mm)``.
+
+    First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, about twice
+    as fast as the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two cores): when it
+    succeeds with every pivot above the cut-off, L is as well conditioned as the pivoted
+    factor's guarantee and keeps every landmark, so the map is exact on all of them.
+    Otherwise (a duplicate landmark, a kernel too wide to tell some apart, an indefinite
+    kernel) by the pivoted factorisation, which stops at the cut-off (module docstring)."""
     rtol = _options.NYSTROM_RTOL if rtol is None else rtol
     K_mm = np.asarray(K_mm, dtype=np.float64)
     m = K_mm.shape[0]
@@ -105,7 +115,11 @@ def cholesky_factor(K_mm, rtol=None):
         raise ValueError("the kernel matrix of the landmarks has no positive eigenvalue: every "
                          "landmark maps to the zero vector (all-zero rows with a linear or poly "
                          "kernel?)")
-    factor, pivots, rank, info = scipy.linalg.lapack.dpstrf(K_mm, tol=rtol * top, lower=1)
+    cut_off = rtol * top
+    factor, info = scipy.linalg.lapack.dpotrf(K_mm, lower=1, clean=1)
+    if info == 0 and np.diagonal(factor).min() ** 2 > cut_off:
+        return np.arange(m), factor
+    factor, pivots, rank, info = scipy.linalg.lapack.dpstrf(K_mm, tol=cut_off, lower=1)
     if info < 0 or rank < 1:
         raise ValueError(f"the pivoted Cholesky factorisation of the landmarks' kernel matrix "
                          f"failed (LAPACK dpstrf info={info}, rank {rank})")
