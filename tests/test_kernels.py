@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC, _options
+from fastsvm.kernels import row_sq_norms
 from fastsvm.multiclass import ovo_scores
 
 #: Estimators that take every kernel, at small settings.
@@ -214,6 +215,28 @@ def test_sparse_and_dense_input_give_the_same_model(name, kernel, data):
     assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
                     rtol=1e-5, atol=1e-6)
     assert_array_equal(sparse.predict(X), dense.predict(X))
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+def test_float32_csr_far_from_the_origin_is_the_dense_problem(name):
+    """gamma='scale' and the rows' squared norms of float32 CSR input are computed in
+    float64, as for dense input: at an offset of 3e4 their float32 sums had lost the
+    variance (gamma 1.0 instead of 0.58) and the norms the distances."""
+    rng = np.random.RandomState(0)
+    X = (3e4 + rng.randn(200, 2)).astype(np.float32)
+    y = (X[:, 0] > 3e4).astype(int)
+    dense = _fit(KERNEL_ESTIMATORS[name](kernel="rbf", gamma="scale"), X, y)
+    sparse = _fit(KERNEL_ESTIMATORS[name](kernel="rbf", gamma="scale"), sp.csr_matrix(X), y)
+    assert_allclose(sparse.gamma_, 1.0 / (2 * X.astype(np.float64).var()), rtol=1e-6)
+    assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
+                    atol=1e-4)
+
+
+def test_row_norms_of_float32_csr_are_summed_in_float64():
+    X = np.full((3, 1000), 3e4, dtype=np.float32)
+    X[:, 1:] = np.random.RandomState(1).rand(3, 999).astype(np.float32)
+    expected = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    assert_allclose(row_sq_norms(sp.csr_matrix(X)), expected, rtol=1e-12)
 
 
 def test_sparse_and_dense_huber(data):
