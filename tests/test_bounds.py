@@ -562,6 +562,25 @@ def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, w
         assert_allclose(beta, want, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("margin_bounds", [False, True])
+def test_kernel_pegasos_batch_larger_than_the_data_follows_the_oracle(margin_bounds):
+    """Batches of 30 draws from 12 rows repeat every row: each distinct row is examined
+    once and its draws counted, the same steps as the oracle's draw by draw."""
+    X, y = _problem(n=12, d=4)
+    lam = 1e-2
+    batches = np.random.default_rng(2).integers(0, 12, size=(25, 30))
+    weight = np.random.default_rng(3).choice([0.5, 1.0, 4.0], len(y))
+    kernel, function = KERNELS["rbf"]
+    want = naive.kernel_pegasos(X, y, lam, batches, None, 1.0, weight, function)
+    diagonal = np.array([function(a, a) for a in X])
+    result = solve_kernel_pegasos(PackedData.from_matrix(X), y, weight, lam, kernel, diagonal,
+                                  30, 25, 1.0, margin_bounds, _ReplayBatches(batches))
+    beta = np.zeros(12)
+    beta[result.support] = result.dual
+    assert_allclose(beta, want, rtol=1e-9, atol=1e-12)
+    assert result.counters[K.PC_EXAMINED] <= 25 * 12
+
+
 class _ReplayBatches:
     """Stands in for a Generator: hands out the given batches in order."""
 
