@@ -256,8 +256,24 @@ class TrainingProblem:
             return np.empty((0, 0))
         if self.kernel.name == "callable":
             return self.take(rows)
+        if sp.issparse(self.X):
+            check_dense_vectors(len(rows), self.X.shape[1])
         block = self.X[rows]
         return block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
+
+
+def check_dense_vectors(n_vectors, n_features):
+    """Refuse ``n_vectors`` support vectors as dense rows of ``n_features`` values beyond
+    ``_options.DENSE_VECTORS_MAX_BYTES`` (sparse data with very many features)."""
+    need = 8 * n_vectors * n_features
+    if need > _options.DENSE_VECTORS_MAX_BYTES:
+        raise ValueError(
+            f"this model holds its support vectors as dense rows of all {n_features:,} "
+            f"features: {n_vectors:,} of them take {need / 2**30:.1f} GiB, more than "
+            f"fastsvm._options.DENSE_VECTORS_MAX_BYTES "
+            f"({_options.DENSE_VECTORS_MAX_BYTES / 2**30:.1f} GiB) allows; keep only the "
+            "feature columns the data uses, reduce them (for example with TruncatedSVD), or "
+            "use NystromSVC, whose landmarks stay sparse")
 
 
 class BaseSVC(ClassifierMixin, BaseEstimator):

@@ -11,7 +11,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._packed import PackedData
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, random_seeds
+from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors,
+                    random_seeds)
 from . import _kernels as K
 from .solver import hinge_duality, solve_huber_gd, solve_kernel_pegasos, solve_pegasos
 
@@ -474,6 +475,8 @@ class PegasosSVC(BaseSVC):
         if linear:
             packed = PackedData.from_matrix(problem.X)
         else:
+            if not kernel.on_gram:
+                check_dense_vectors(min(n, n_iter * k), problem.X.shape[1])
             packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
             diagonal = problem.diagonal(np.arange(n))
 
