@@ -146,12 +146,14 @@ def _non_finite(value):
 
 def check_finite_output(values, what):
     """Raise ValueError if computed ``values`` (of an input that passed validation) hold
-    NaN or inf: an overflow on rows far outside the training range."""
+    NaN or inf: an overflow of their type (float64, or the float32 of an embedding)."""
     if _non_finite(values):
         rows = np.flatnonzero(~np.all(np.isfinite(values.reshape(len(values), -1)), axis=1))
         raise ValueError(f"the {what} of {len(rows)} row(s) (first: row {rows[0]}) overflow "
-                         "float64: their feature values are far outside the training range; "
-                         "scale the features")
+                         f"{values.dtype}: the kernel values on them are too large (feature "
+                         "values far from the training range, or a kernel that grows fast, "
+                         "such as a polynomial of high degree); scale the features or change "
+                         "the kernel's parameters")
 
 
 @dataclass

@@ -223,8 +223,8 @@ def _build_parser():
     predict.add_argument("model_file", help="model file written by 'fastsvm train' (or save_model)")
     predict.add_argument(
         "output_file", nargs="?",
-        help="where to write the predicted labels (default: standard output; the accuracy then "
-        "goes to standard error)",
+        help="where to write the predicted labels (default, or '-': standard output; the "
+        "accuracy then goes to standard error)",
     )
     predict.add_argument("--zero-based", action="store_true",
                          help="feature indices of the data file start at 0 (LIBSVM's start at 1; "
@@ -457,6 +457,8 @@ def _predict(args, out):
 
     if os.path.isdir(args.model_file):
         raise CLIError(f"{args.model_file}: is a directory, not a model file")
+    if args.output_file == "-":
+        args.output_file = None
     if args.output_file is not None:
         _check_writable(args.output_file)
     model = load_model(args.model_file)

@@ -716,6 +716,9 @@ def _write_atomically(path, entries):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, f"cannot save the model: no directory {directory}", path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "cannot save the model: the path is a directory",
+                                path)
     fd, tmp = tempfile.mkstemp(prefix=".fastsvm-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

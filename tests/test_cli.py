@@ -89,12 +89,15 @@ def test_train_then_predict_round_trip(dataset, train_file, tmp_path, capsys):
     assert f"({int(round(acc * 300))}/300)" in out
 
 
-def test_predict_to_stdout(dataset, train_file, trained, capsys):
+@pytest.mark.parametrize("dash", [[], ["-"]])
+def test_predict_to_stdout(dataset, train_file, trained, capsys, tmp_path, monkeypatch, dash):
     X, _ = dataset
-    assert main(["predict", str(train_file), str(trained)]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert main(["predict", str(train_file), str(trained)] + dash) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [str(int(v)) for v in load_model(trained).predict(X)]
     assert "Accuracy" in err  # the report does not mix with the labels
+    assert not (tmp_path / "-").exists()        # '-' is standard output, not a file
 
 
 def test_default_model_file_in_cwd(train_file, tmp_path, monkeypatch, capsys):

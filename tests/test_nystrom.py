@@ -131,6 +131,12 @@ def test_cholesky_factor_inverse_and_triangular_solve_agree():
     assert_allclose(times_inverse_factor(block, L), block @ P, atol=1e-9 * np.abs(P).max())
 
 
+def test_kernel_negative_on_every_landmark_is_a_clear_error():
+    X, y = make_classification(200, 4, random_state=0)
+    with pytest.raises(ValueError, match="no diagonal entry above the cut-off.*sigmoid"):
+        NystromSVC(kernel="sigmoid", coef0=-5.0, random_state=0).fit(X, y)
+
+
 def test_cholesky_factor_keeps_every_landmark_when_the_plain_factor_is_well_conditioned():
     """A well-conditioned K_mm is factored without pivoting: every landmark kept, in order,
     every pivot above the cut-off; a duplicate landmark (a zero pivot) falls back to the

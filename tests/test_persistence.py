@@ -1,6 +1,7 @@
 """Tests for fastsvm.persistence: the versioned, pickle-free model file format."""
 
 import json
+import os
 import zipfile
 
 import numpy as np
@@ -169,6 +170,13 @@ def test_feature_names_round_trip(binary_model, data, tmp_path):
 def test_save_to_missing_directory(binary_model, tmp_path):
     with pytest.raises(FileNotFoundError):
         save_model(binary_model, tmp_path / "no" / "such" / "m.npz")
+
+
+def test_save_to_a_directory_names_it(binary_model, tmp_path):
+    with pytest.raises(IsADirectoryError, match="path is a directory") as caught:
+        save_model(binary_model, tmp_path)
+    assert caught.value.filename == str(tmp_path)
+    assert os.listdir(tmp_path) == []                   # no temporary file left behind
 
 
 def test_save_unfitted_raises_not_fitted(tmp_path):

@@ -121,8 +121,11 @@ def cholesky_factor(K_mm, rtol=None):
         return np.arange(m), factor
     factor, pivots, rank, info = scipy.linalg.lapack.dpstrf(K_mm, tol=cut_off, lower=1)
     if info < 0 or rank < 1:
-        raise ValueError(f"the pivoted Cholesky factorisation of the landmarks' kernel matrix "
-                         f"failed (LAPACK dpstrf info={info}, rank {rank})")
+        raise ValueError(f"the landmarks' kernel matrix has no diagonal entry above the cut-off "
+                         f"{cut_off:.3g} (largest: {np.diagonal(K_mm).max():.3g}; LAPACK dpstrf "
+                         f"info={info}, rank {rank}): the Nystrom embedding needs a kernel with "
+                         "a positive semi-definite part on the landmarks (a 'sigmoid' kernel "
+                         "with a negative coef0 is negative on them)")
     # dpstrf leaves K_mm's entries in the strictly upper triangle: zeroed column by column
     # of the Fortran-ordered factor (np.triu/np.tril would cost as much as the inverse)
     L = np.asfortranarray(factor[:rank, :rank])
@@ -162,7 +165,8 @@ def times_upper(block, P, dtype=np.float64):
     array is its transpose in Fortran order, so it computes (P^T block^T)^T with the
     lower-triangular P^T and block^T in place, without reordering either."""
     trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
-    out = np.array(block, dtype=dtype, order="C")
+    with np.errstate(over="ignore"):    # an overflow to inf is reported by the caller
+        out = np.array(block, dtype=dtype, order="C")
     return trmm(1.0, np.ascontiguousarray(P, dtype=dtype).T, out.T, side=0, lower=1,
                 overwrite_b=1).T
 
