@@ -258,6 +258,12 @@ def test_primal_objective_matches_oracle():
     weight = rng.uniform(0.1, 3.0, size=50)
     assert_allclose(primal_objective(Phi, y, weight, w, 1.0, 0.3),
                     naive.hinge_objective(Phi, y, w[:-1], w[-1], 0.3, weight), rtol=1e-12)
+    zero, rows = np.zeros(8), np.array([3, 7, 8, 40])     # w = 0: no pass over the rows
+    assert_allclose(primal_objective(Phi, y, weight, zero, 1.0, 0.3),
+                    naive.hinge_objective(Phi, y, zero[:-1], 0.0, 0.3, weight), rtol=1e-12)
+    assert_allclose(primal_objective(Phi, y, weight, zero, 1.0, 0.3, rows),
+                    naive.hinge_objective(Phi[rows], y[rows], zero[:-1], 0.0, 0.3, weight[rows]),
+                    rtol=1e-12)
 
 
 def test_assg_approaches_the_liblinear_optimum():

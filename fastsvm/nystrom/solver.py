@@ -52,7 +52,10 @@ from . import _kernels
 
 def hinge_sum(Phi, y, weight, w, bias_feature, rows=None):
     """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows ``rows`` of
-    the embedding (all if None: one BLAS product; else read in place), float64."""
+    the embedding (all if None: one BLAS product; else read in place), float64; for
+    w = 0 (every margin 0) the sum of the weights, without a pass over the rows."""
+    if not w.any():
+        return float(np.sum(weight if rows is None else weight[rows]))
     if rows is not None:
         return _kernels.hinge_at(Phi, rows, y, weight, w, bias_feature)
     f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
@@ -217,11 +220,14 @@ def solve_pegasos(Phi, y, weight, bias_feature, lam, stage_steps, max_stages, to
 
 
 #: Dual coordinate descent checks the duality gap when the projected gradients of a full
-#: pass span at most a tolerance that starts at ``DCD_PG_TOL_START`` (LIBLINEAR's
-#: default) and is divided by ``DCD_PG_TOL_FACTOR`` each time the gap is still above
-#: ``tol``, and in any case once the coordinate updates since the last check reach
-#: ``DCD_GAP_CHECK_PASSES`` times n (a check costs about one full pass).
-DCD_PG_TOL_START = 0.1
+#: pass span at most a tolerance that starts at ``DCD_PG_TOL_START`` and is divided by
+#: ``DCD_PG_TOL_FACTOR`` each time the gap is still above ``tol``, and in any case once
+#: the coordinate updates since the last check reach ``DCD_GAP_CHECK_PASSES`` times n (a
+#: check costs about one full pass).  LIBLINEAR stops at a spread of 0.1; there the
+#: relative gap was still above 0.1 in every one of the letters-like set's 325 one-vs-one
+#: problems, so checking from 0.01 on spares that check and the reset of the shrinking it
+#: brings: passes' row visits -18 % on it and -20 % on usps (0.001 gains little more).
+DCD_PG_TOL_START = 0.01
 DCD_PG_TOL_FACTOR = 10.0
 DCD_GAP_CHECK_PASSES = 2
 
@@ -241,8 +247,8 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_epochs, tol, rng, progress=
     pass over all rows,
     so the gap is checked (see ``DCD_GAP_CHECK_PASSES``) when a pass over all
     variables has projected gradients within ``pg_tol`` of each other
-    (LIBLINEAR's own stopping rule, with ``pg_tol`` = 0.1 at first and divided
-    by 10 after each failed check), and otherwise after every 2n coordinate
+    (LIBLINEAR's own stopping rule, with ``pg_tol`` = ``DCD_PG_TOL_START`` at
+    first and divided by 10 after each failed check), and otherwise after every 2n coordinate
     updates, so checks cost at most about a third of the run.  As in
     LIBLINEAR, when the shrunk variables meet ``pg_tol`` all are made active
     again for a full pass.  After ``max_epochs`` passes (full or shrunk) the
