@@ -264,14 +264,16 @@ class TrainingProblem:
         return block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
 
 
-def check_dense_vectors(n_vectors, n_features):
-    """Refuse ``n_vectors`` support vectors as dense rows of ``n_features`` values beyond
-    ``_options.DENSE_VECTORS_MAX_BYTES`` (sparse data with very many features)."""
-    need = 8 * n_vectors * n_features
+def check_dense_vectors(n_vectors, n_features, copies=1):
+    """Refuse ``copies`` x ``n_vectors`` support vectors as dense rows of ``n_features``
+    values beyond ``_options.DENSE_VECTORS_MAX_BYTES`` (sparse data with very many
+    features)."""
+    need = 8 * copies * n_vectors * n_features
     if need > _options.DENSE_VECTORS_MAX_BYTES:
+        held = f"{n_vectors:,} of them" + (f", {copies} copies," if copies > 1 else "")
         raise ValueError(
             f"this model holds its support vectors as dense rows of all {n_features:,} "
-            f"features: {n_vectors:,} of them take {need / 2**30:.1f} GiB, more than "
+            f"features: {held} take {need / 2**30:.1f} GiB, more than "
             f"fastsvm._options.DENSE_VECTORS_MAX_BYTES "
             f"({_options.DENSE_VECTORS_MAX_BYTES / 2**30:.1f} GiB) allows; keep only the "
             "feature columns the data uses, reduce them (for example with TruncatedSVD), or "

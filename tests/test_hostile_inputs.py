@@ -300,11 +300,11 @@ def test_extreme_but_representable_values(name, scale):
     lambda: PegasosSVC(kernel="rbf", random_state=0),
 ], ids=["budget", "budget-ovr", "margin-sgd", "kernel-pegasos"])
 def test_dense_support_vectors_of_very_wide_sparse_data_are_refused(make):
-    """CSR with 2 * 10^7 columns (20 non-zeros per row): dense support-vector rows would
+    """CSR with 5 * 10^7 columns (20 non-zeros per row): dense support-vector rows would
     take gigabytes (BudgetSVC on 300 rows of 10^6 features had taken 77 s and 12 GB), so
     the fit is a clear error; NystromSVC keeps its landmarks sparse and fits."""
     rng = np.random.default_rng(0)
-    n, d = 60, 20_000_000
+    n, d = 60, 50_000_000
     indices = np.sort(rng.choice(d, (n, 20)), axis=1).ravel()
     X = sp.csr_matrix((rng.random(20 * n), indices, np.arange(0, 20 * n + 1, 20)),
                       shape=(n, d))

@@ -12,7 +12,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._packed import PackedData
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..merge import METHODS
 from ..merge.table import load_tables
 from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems,
@@ -452,22 +452,17 @@ class BudgetSVC(BaseSVC):
         problem = self._problem(X, y, sample_weight, classes=classes, reset=streams is None,
                                 partial=True)
         if streams is None:
-            streams = self._start(problem, partial=True)
+            streams = self._start(problem)
         pairs = self._pairs(problem)
         for stream, rows in zip(streams, self._stream_rows(problem, pairs)):
             if len(rows):                       # a one-vs-one pair may be absent from a batch
                 stream.see(problem.weights[rows], self.C)
         self._publish(self._train(streams, problem, 1, pairs, partial=True))
 
-    def _start(self, problem, partial=False):
+    def _start(self, problem):
         """New streams (one, or one per one-vs-one pair): empty models, the kernel fixed,
-        the seed sequences started.  A model's dense support-vector store holds up to its
-        budget (``fit``: at most the training rows) plus one."""
+        the seed sequences started."""
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
-        budget = resolve_budget(self.budget, len(problem.classes), self.multi_class,
-                                self.shared_budget)
-        check_dense_vectors((budget if partial else min(budget, problem.n_samples)) + 1,
-                            n_features)
         if not self._one_vs_one(len(problem.classes)):
             return [self._new_stream(problem.kernel, n_features, problem.n_models)]
         rng = check_random_state(self.random_state)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
-from ..base import regularization
+from ..base import check_dense_vectors, regularization
 from .._cycles import ticks_per_second
 from . import _kernels as K
 from ._shared_kernels import sgd_steps_shared
@@ -69,6 +69,8 @@ class BSGDState:
         capacity = size + 1
         if self.sv_sq.shape[0] >= capacity:
             return
+        # the store, and the support_vectors_ a fit publishes from it
+        check_dense_vectors(capacity, self.svt.shape[0], copies=2)
         n = self.n_sv
         svt = np.zeros((self.svt.shape[0], capacity))
         svt[:, :n] = self.svt[:, :n]
