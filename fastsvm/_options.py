@@ -58,8 +58,9 @@ NYSTROM_RTOL
     lambda_max(K_mm)`` (a plain factorisation of all m landmarks is kept only
     when it meets this); otherwise the pivoted factorisation of K_mm stops
     when no remaining (Schur complement) diagonal exceeds the cut-off, and
-    the landmarks left are dropped instead of inverted.  Dropping them changes a kernel value by at most
-    that; inverting a pivot p would amplify rounding errors by 1 / sqrt(p).
+    the landmarks left are dropped instead of inverted.  Dropping them
+    changes a kernel value by at most that; inverting a pivot p would
+    amplify rounding errors by 1 / sqrt(p).
 RESORT_C
     The margin bounds' worst-case overhead factor c (Guillory & Bilmes
     eq. 3): SortPeriod = c SortTime / EvalTime, so at most about 1/(c+1) of

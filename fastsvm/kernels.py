@@ -52,7 +52,7 @@ def resolve_gamma(gamma, X):
     if gamma != "scale":
         return float(gamma)
     if sp.issparse(X):         # as SVC computes it, in float64 (float32 CSR loses the variance)
-        X = X.astype(np.float64)
+        X = X.astype(np.float64, copy=False)
         var = X.multiply(X).mean() - X.mean() ** 2
     else:
         var = X.var(dtype=np.float64)
@@ -221,7 +221,7 @@ def _take(A, rows):
 def row_sq_norms(X):
     """Squared Euclidean norm of each row of a dense or CSR matrix, float64."""
     if sp.issparse(X):
-        X = X.astype(np.float64)     # summed in float64, as the dense rows' einsum
+        X = X.astype(np.float64, copy=False)     # summed in float64, as dense rows' einsum
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X, dtype=np.float64)
 

@@ -38,10 +38,11 @@ map (the same inner products, so the same SVM objective) when nothing is
 dropped.  Most kernel matrices of random landmarks are far from singular, so
 :func:`cholesky_factor` first tries the plain factorisation of all m
 (``?potrf``, about twice as fast) and keeps it when every pivot is above the
-cut-off: the same guarantee on L, with no landmark dropped.  Compared with an eigendecomposition of K_mm with the same
-relative cut-off (the previous method) it keeps about as many directions
-and misses as much of the kernel (ijcnn1, m = 3,000: r = 1,824 against
-1,778, 0.16 % against 0.15 % of the trace on held-out rows), but costs
+cut-off: the same guarantee on L, with no landmark dropped.  Compared with
+an eigendecomposition of K_mm with the same relative cut-off (the previous
+method) it keeps about as many directions and misses as much of the kernel
+(ijcnn1, m = 3,000: r = 1,824 against 1,778, 0.16 % against 0.15 % of the
+trace on held-out rows), but costs
 about m r^2 + r^3 / 3 (the factorisation and the inverse of L) instead of
 about 9 m^3 flops: 0.35 s plus 0.3 s against 6.3 s on two cores,
 and the embedding needs kernel values against the r kept landmarks only.
@@ -90,9 +91,10 @@ def _dense_if_small(landmarks):
 
 
 def cholesky_factor(K_mm, rtol=None):
-    """(kept, L): the indices of the landmarks kept, in pivot order, and the r x r lower
-    triangular Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order, its strictly
-    upper triangle zero), every pivot L_jj^2 above the cut-off ``rtol * lambda_max(K_mm)``.
+    """(kept, L): the indices of the landmarks kept (in pivot order when pivoted), and the
+    r x r lower triangular Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order,
+    its strictly upper triangle zero), every pivot L_jj^2 above the cut-off
+    ``rtol * lambda_max(K_mm)``.
 
     First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, about twice
     as fast as the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two cores): when it
