@@ -36,7 +36,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
+from fastsvm import _options
 from fastsvm._validation import check_sparse_structure
+from fastsvm.bsgd.estimator import resolve_budget
 
 #: Small, fast settings of every estimator and every kind of model.
 ESTIMATORS = {
@@ -312,6 +314,27 @@ def test_dense_support_vectors_of_very_wide_sparse_data_are_refused(make):
     with pytest.raises(ValueError, match="DENSE_VECTORS_MAX_BYTES"):
         make().fit(X, y)
     assert NystromSVC(random_state=0).fit(X, y).score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("params", [{}, {"multi_class": "ovr", "shared_budget": False}],
+                         ids=["ovo", "ovr-separate"])
+def test_many_binary_models_are_bounded_together(monkeypatch, params):
+    """Each of BudgetSVC's binary models checks its own store, but 45 one-vs-one pairs (or
+    10 separate budgets) could together exceed the limit: the fit is refused before
+    training, on the bound min(budget, steps) per model, and fits under a limit the bound
+    clears."""
+    rng = np.random.default_rng(0)
+    X, y = rng.random((400, 1000)), np.arange(400) % 10
+    est = BudgetSVC(random_state=0, epochs=1, **params)
+    models = 45 if not params else 10
+    per_model = min(resolve_budget("auto", 10, est.multi_class, est.shared_budget),
+                    80 if not params else 400)
+    need = models * per_model * 1000 * 8 * 2       # the stores and support_vectors_
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", need - 1)
+    with pytest.raises(ValueError, match="DENSE_VECTORS_MAX_BYTES"):
+        est.fit(X, y)
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", need)
+    assert est.fit(X, y).support_vectors_.shape[1] == 1000
 
 
 @pytest.mark.parametrize("name", ["budget-poly", "nystrom", "pegasos-rbf", "margin-sgd"])

@@ -12,7 +12,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._packed import PackedData
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors
 from ..merge import METHODS
 from ..merge.table import load_tables
 from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems,
@@ -41,6 +41,29 @@ def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True):
     elif n_classes > 2 and shared_budget:
         q = n_classes
     return max(2, round(AUTO_BUDGET * math.sqrt(q)))
+
+
+def check_stores(states, budget, steps, n_features):
+    """Refuse, before training, dense support-vector stores of several binary models (one
+    per one-vs-one pair, or per class with separate budgets) that could outgrow
+    ``_options.DENSE_VECTORS_MAX_BYTES`` with the ``support_vectors_`` stacked from them:
+    state s may hold min(budget, its vectors + ``steps[id(s)]``), since each step adds at
+    most one.  A single store checks itself as it grows (:meth:`BSGDState.reserve`), so a
+    large budget costs nothing until it is used."""
+    if len(states) > 1:
+        check_dense_vectors(sum(min(budget, s.n_sv + steps.get(id(s), 0)) for s in states),
+                            n_features, copies=2)
+
+
+def stack_support_vectors(states, n_features):
+    """The support vectors of ``states`` stacked in order, written straight into one
+    array (no per-state copies on the way)."""
+    out = np.empty((sum(s.n_sv for s in states), n_features))
+    start = 0
+    for s in states:
+        out[start:start + s.n_sv] = s.svt[:, :s.n_sv].T
+        start += s.n_sv
+    return out
 
 
 def _dual_coef(streams):
@@ -519,6 +542,10 @@ class BudgetSVC(BaseSVC):
         units = [unit for unit in units if unit[3] is None or len(unit[3])]
         n = problem.n_samples
         seeds = [stream.rng.randint(np.iinfo(np.int32).max) for stream, *_ in units]
+        states = [state for stream in streams for state in stream.states]
+        if not kernel.on_gram:
+            check_stores(states, budget, {id(state): epochs * (n if rows is None else len(rows))
+                                          for _, state, _, rows in units}, problem.X.shape[1])
         started = time.perf_counter()
 
         def train_one(item, bar):
@@ -535,11 +562,10 @@ class BudgetSVC(BaseSVC):
         self._fan_out(train_one, zip(units, seeds),
                       epochs * sum(n if rows is None else len(rows) for *_, rows in units),
                       "step")
-        sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for stream in streams for s in stream.states])
+        sv_rows = np.concatenate([s.sv_idx[:s.n_sv] for s in states])
         dual_coef = _dual_coef(streams)
         support_vectors = (problem.support_vectors(sv_rows) if kernel.on_gram else
-                           np.vstack([s.support_vectors() for stream in streams
-                                      for s in stream.states]))
+                           stack_support_vectors(states, problem.X.shape[1]))
         if self.fit_intercept:
             self._fit_offsets(streams, problem, pairs, sv_rows, dual_coef, support_vectors)
         support = (np.full(len(sv_rows), -1, dtype=np.int64) if partial else

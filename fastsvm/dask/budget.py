@@ -7,7 +7,8 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ..base import regularization
-from ..bsgd.estimator import MAINTENANCE, BudgetSVC, _dual_coef, resolve_budget
+from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_stores, resolve_budget,
+                              stack_support_vectors)
 from ..bsgd.solver import run_pass
 from ..merge import METHODS
 from ..merge.table import load_tables
@@ -136,7 +137,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             self._travel(client, parts, stream, len(classes), partitions.n_samples,
                          n / weight_sum)
             dual_coef = _dual_coef([stream])
-            support_vectors = np.vstack([s.support_vectors() for s in stream.states])
+            support_vectors = stack_support_vectors(stream.states, self.n_features_in_)
             if self.fit_intercept:
                 points = [client.submit(_breakpoints, part, n_models, support_vectors,
                                         dual_coef, kernel) for part in parts]
@@ -159,6 +160,9 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         """
         params = (resolve_budget(self.budget, n_classes, "ovr", self.shared_budget),
                   MAINTENANCE[self.maintenance], METHODS[self.merge_method])
+        steps = self.epochs * int(np.sum(sizes))
+        check_stores(stream.states, params[0], {id(state): steps for state in stream.states},
+                     self.n_features_in_)
         pieces = [max(1, -(-size // PIECE_ROWS)) for size in sizes]
         visits = np.array([(p, k) for p, count in enumerate(pieces) for k in range(count)])
         chains = []
