@@ -12,6 +12,9 @@ cover what the shared LIBSVM sets do not:
   noise: CSR input.
 * ``imbalanced``: 10,000 rows, 20 features, 5 % minority class.
 * ``multiclass``: 8,000 rows, 5 classes, 20 features, 2 clusters per class.
+* ``noisy_moons``: 12,000 rows, two interleaved half-moons with noise 0.3
+  (overlapping classes: about 13 % of the rows lie on the other class's
+  side) and 8 more features of pure noise.
 
 ``MULTICLASS`` holds three more multi-class sets, for
 ``benchmarks/multiclass_split.py`` (one-vs-one against one-vs-rest):
@@ -27,7 +30,7 @@ cover what the shared LIBSVM sets do not:
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import make_classification, make_gaussian_quantiles
+from sklearn.datasets import make_classification, make_gaussian_quantiles, make_moons
 from sklearn.model_selection import train_test_split
 
 
@@ -79,6 +82,12 @@ def multiclass(seed=0):
     return _split(X, y, seed)
 
 
+def noisy_moons(seed=0):
+    X, y = make_moons(12_000, noise=0.3, random_state=seed)
+    noise = np.random.default_rng(seed).normal(size=(len(X), 8))
+    return _split(np.hstack([X, noise]), y, seed)
+
+
 def shells(seed=0):
     X, y = make_gaussian_quantiles(n_samples=10_000, n_features=6, n_classes=3,
                                    random_state=seed)
@@ -101,7 +110,7 @@ def imbalanced_multi(seed=0):
 
 
 GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
-              "multiclass": multiclass}
+              "multiclass": multiclass, "noisy_moons": noisy_moons}
 MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi}
 
 
