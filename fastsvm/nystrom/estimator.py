@@ -205,7 +205,11 @@ class NystromSVC(BaseSVC):
         columns: the pivoted Cholesky factorisation of K_mm drops the
         landmarks whose pivots fall below 1e-7 of its largest eigenvalue.
         ``training_info_['kernel_residual']`` tells how much of the kernel
-        the m landmarks miss (see ``RESIDUAL_WARN``).
+        the m landmarks miss (see ``RESIDUAL_WARN``).  The growth follows the
+        exact kernel SVM, which is not always more accurate: on 5,250 rows of
+        60 binary features 'auto' grows to 4,000 landmarks and matches SVC
+        (95.49 %) in 2.9 s, where 1,000 reach 96.46 % in 0.2 s.  On such sets
+        of a few thousand rows an int ``n_components`` (or SVC) is faster.
     landmarks : {'uniform', 'leverage'}, default='uniform'
         Uniform sampling without replacement, or approximate ridge
         leverage-score sampling (see
