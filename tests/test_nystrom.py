@@ -379,6 +379,31 @@ def test_dcd_stops_on_the_duality_gap():
                    random_state=0).fit(X, y)
 
 
+class _Visits:
+    """A progress object that adds up what the solver reports: its row visits."""
+
+    def __init__(self):
+        self.total = 0
+
+    def update(self, k):
+        self.total += k
+
+
+def test_dcd_budget_counts_a_shrunk_pass_as_its_share():
+    """max_passes bounds the row visits (max_passes * n), not the passes: once shrinking
+    leaves few variables active, many more passes than max_passes fit in the budget."""
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(400, 8))
+    y = np.where(Phi[:, 0] + 0.2 * rng.normal(size=400) > 0, 1.0, -1.0)
+    lam = 1.0 / 400                                  # C = 1: most alpha end at 0, shrunk
+    visits = _Visits()
+    result = solve_dcd(Phi, y, np.ones(400), 1.0, lam, 20, None, np.random.default_rng(0),
+                       visits)
+    assert 20 * 400 <= visits.total < 21 * 400       # the budget, overshot by under a pass
+    assert result.epochs > 100 and not result.converged
+    assert len(result.gap) == 1                      # tol=None: the final gap only
+
+
 def test_dcd_multiclass_is_deterministic_and_n_jobs_invariant():
     X, y = make_blobs(300, centers=3, cluster_std=0.6, random_state=0)
     fits = [NystromSVC(n_components=30, solver="dcd", random_state=0, n_jobs=n_jobs).fit(X, y)

@@ -191,12 +191,12 @@ class _Shrunk:
 
 
 def _shrunk_passes(bias_feature, w, pg_max_old, pg_min_old, pg_tol, seed, max_updates,
-                   max_passes, *blocks):
+                   *blocks):
     """Passes of the local solver over the active rows of all partitions (the
     :class:`_ActiveRows` ``blocks``, moved to this worker), each in a random order of
     them all, until one meets ``pg_tol`` (then all rows become active again, a pass
-    over the partitions), or the updates reach ``max_updates`` (a gap check is due),
-    or after ``max_passes`` passes."""
+    over the partitions), or the updates reach ``max_updates`` (a gap check is due, or
+    the solver's budget is spent)."""
     Phi = np.concatenate([b.Phi for b in blocks])
     y = np.concatenate([b.y for b in blocks])
     upper = np.concatenate([b.upper for b in blocks])
@@ -206,7 +206,7 @@ def _shrunk_passes(bias_feature, w, pg_max_old, pg_min_old, pg_tol, seed, max_up
     rng = np.random.default_rng(seed)
     active = np.arange(len(y), dtype=np.int64)
     n_active, passes, updates, met = len(y), 0, 0, False
-    while passes < max_passes and updates < max_updates:
+    while updates < max_updates:
         rng.shuffle(active[:n_active])
         updates += n_active
         n_active, pg_max, pg_min = _kernels.dcd_epoch(Phi, y, bias_feature, upper, q_diag, active,
@@ -298,7 +298,7 @@ class _Travelling:
             travelling = client.submit(operator.itemgetter(1), step)
         return visited, travelling
 
-    def shrunk(self, pg_tol, max_updates, max_passes):
+    def shrunk(self, pg_tol, max_updates):
         """Submit passes over the active rows gathered on one worker (:func:`_shrunk_passes`):
         (new dual futures, future of its summary)."""
         client = self.client
@@ -307,7 +307,7 @@ class _Travelling:
                   for p in held]
         shrunk = client.submit(_shrunk_passes, self.bias_feature, self.w, self.pg_max_old,
                                self.pg_min_old, pg_tol, self.rng.integers(np.iinfo(np.int32).max),
-                               max_updates, max_passes, *blocks, pure=False)
+                               max_updates, *blocks, pure=False)
         duals = list(self.duals)
         for block, p in enumerate(held):
             duals[p] = client.submit(_apply_shrunk, self.duals[p], shrunk, block)
@@ -330,19 +330,21 @@ class _Travelling:
 
 
 def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, weight_sum,
-                         max_epochs, tol, rng, progress=None):
+                         max_passes, tol, rng, progress=None):
     """:func:`~fastsvm.nystrom.solver.solve_dcd` for binary model ``model`` over the
     partitions ``embedded`` (of ``sizes`` rows; see the module docstring): the same
     shrinking, the same rule for when the gap is checked and the same result, a
     :class:`~fastsvm.nystrom.solver.SolverResult` holding the w of the smallest primal
     objective seen at the checks.  A check is computed by the partitions while the
-    next passes run; if it meets ``tol``, they are dropped.
+    next passes run; if it meets ``tol``, they are dropped.  The work is bounded as
+    locally: ``max_passes`` * n row visits.
     """
     state = _Travelling(client, embedded, sizes, model, r, bias_feature, rng)
     n = int(state.sizes.sum())
     result = SolverResult(state.w.copy(), [1.0])      # P(0) = (1/S) sum_i s_i = 1
     pg_tol = DCD_PG_TOL_START
     updates, terms, full_and_met = 0, None, False
+    budget = max_passes * n                             # row visits left
 
     def checked(terms, w):
         """Record the check of ``w`` from the partitions' ``terms``; True if converged."""
@@ -355,11 +357,11 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
         result.gap.append((best - lam * (alpha_sum - 0.5 * float(w @ w))) / best)
         return tol is not None and result.gap[-1] <= tol
 
-    while result.epochs < max_epochs:
-        budget = DCD_GAP_CHECK_PASSES * n - updates if tol is not None else np.inf
+    while budget > 0:
+        to_check = DCD_GAP_CHECK_PASSES * n - updates if tol is not None else np.inf
         gathered = state.gathers()
         if gathered:
-            duals, summary = state.shrunk(pg_tol, budget, max_epochs - result.epochs)
+            duals, summary = state.shrunk(pg_tol, min(to_check, budget))
         else:
             duals, summary = state.travel()
         if terms is not None:
@@ -380,8 +382,9 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
             state.active = done.kept
         result.epochs += passes
         updates += visited
+        budget -= visited
         if progress is not None:
-            progress.update(passes)
+            progress.update(visited)
         full_and_met = met and visited == n and passes == 1
         terms = None
         if tol is not None and (full_and_met or updates >= DCD_GAP_CHECK_PASSES * n):
@@ -418,8 +421,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
     random across all partitions), and multi-class problems are split
     one-vs-rest only (``multi_class='ovr'``, the default here): each model's
     passes travel through all partitions, which one-vs-one's k (k - 1) / 2
-    models over a few rows each would multiply.  ``max_stages`` bounds the passes, as
-    locally.  ``n_jobs`` is not used (the cluster runs the partitions), and
+    models over a few rows each would multiply.  ``max_stages`` bounds the work (row
+    visits), as locally.  ``n_jobs`` is not used (the cluster runs the partitions), and
     ``max_embedding_mb`` only bounds the landmarks ``n_components='auto'``
     may draw, as locally: each embedding stays in its worker's memory,
     which Dask manages.
@@ -531,14 +534,14 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
 
             start = time.perf_counter()
             lam = regularization(self.C, partitions.weight_sum)
-            max_epochs = self._max_stages()
-            with tqdm(total=max_epochs * n_models, disable=not self.verbose, unit="pass",
-                      desc=type(self).__name__, leave=False) as bar:
+            max_passes = self._max_stages()
+            with tqdm(total=max_passes * n * n_models, disable=not self.verbose, unit="row",
+                      unit_scale=True, desc=type(self).__name__, leave=False) as bar:
                 def solve_one(item):
                     model, seed = item
                     return solve_dcd_travelling(client, embedded, sizes, model, r,
                                                 bias_feature, lam, partitions.weight_sum,
-                                                max_epochs, self.tol,
+                                                max_passes, self.tol,
                                                 np.random.default_rng(seed), bar)
 
                 with ThreadPoolExecutor(max_workers=n_models) as pool:

@@ -48,8 +48,9 @@ RESIDUAL_WARN = 0.5
 #: Default stage length T is max(n_samples, MIN_STAGE_STEPS) (for a one-vs-one pair of
 #: n_pair rows, the same passes over its rows: max(n_pair, MIN_STAGE_STEPS n_pair / n_samples)).
 MIN_STAGE_STEPS = 50_000
-#: ``max_stages='auto'``: stages of ASSG and Pegasos, passes of dual coordinate descent
-#: (LIBLINEAR's default ``max_iter``).
+#: ``max_stages='auto'``: stages of ASSG and Pegasos; for dual coordinate descent the work of
+#: that many full passes (LIBLINEAR's default ``max_iter`` of 1000 passes, a shrunk pass
+#: counting as its share of a full one).
 AUTO_MAX_STAGES = {"assg": 20, "pegasos": 20, "dcd": 1000}
 
 
@@ -136,12 +137,13 @@ class NystromSVC(BaseSVC):
 
     Stopping: ``solver='dcd'`` (the default) stops when the duality gap, an
     upper bound on the distance to the optimal objective, is at most ``tol``
-    times the objective (``training_info_['duality_gap']``), or after
-    ``max_stages`` passes with a ``ConvergenceWarning``: the model returned
-    is then certified within ``tol`` of the optimum of its embedded problem.
-    Its passes are cheap at moderate C and many at large C (a9a at the
-    paper's C = 32: about 600 passes, most over the few variables that
-    shrinking leaves active, against about 40 at C = 1).  For ASSG and
+    times the objective (``training_info_['duality_gap']``), or with a
+    ``ConvergenceWarning`` once its coordinate updates reach ``max_stages``
+    full passes' worth: the model returned is then certified within ``tol``
+    of the optimum of its embedded problem.  Its passes are cheap at moderate
+    C and many at large C (a9a at the paper's C = 32: about 600 passes with
+    the work of 170 full ones, most over the few variables that shrinking
+    leaves active, against about 40 at C = 1).  For ASSG and
     Pegasos the full training objective is evaluated after each stage of
     T = ``stage_steps`` steps; training stops when it changed by at most
     ``tol`` relative to its value, or after ``max_stages`` stages.  The
@@ -241,9 +243,12 @@ class NystromSVC(BaseSVC):
         with T = n against 94.1 % with T = 50,000 and 94.3 % for LIBLINEAR's
         optimum).  Also Pegasos' steps between two checks of the stopping rule.
     max_stages : int or 'auto', default='auto'
-        Maximum number of stages K of ASSG and Pegasos, or of passes of
-        ``solver='dcd'`` (over the variables not shrunk); 'auto' is 20
-        stages and 1000 passes (LIBLINEAR's ``max_iter``).
+        Maximum number of stages K of ASSG and Pegasos; for ``solver='dcd'``,
+        the coordinate updates of that many full passes (max_stages x n row
+        visits: a pass over the variables shrinking left active counts as its
+        share of one, so the many cheap passes of large C are not cut short).
+        'auto' is 20 stages, and for 'dcd' 1000 passes' worth (LIBLINEAR's
+        ``max_iter`` counts 1000 passes of any size).
     tol : float or None, default=1e-3
         For ``solver='dcd'``: the relative duality gap (P - D) / P at which
         training stops.  For ASSG and Pegasos: the relative change of the
@@ -490,7 +495,8 @@ class NystromSVC(BaseSVC):
         if self.tol is not None and not all(r.converged for r in results):
             warnings.warn(f"{type(self).__name__} did not reach tol={self.tol} within "
                           f"max_stages={self._max_stages()} "
-                          f"{'passes' if self.solver == 'dcd' else 'stages'}; increase "
+                          f"{'full passes of work' if self.solver == 'dcd' else 'stages'}; "
+                          "increase "
                           "max_stages or tol", ConvergenceWarning)
         W = np.array([r.w for r in results])
         bias_feature = 1.0 if self.fit_intercept else 0.0
