@@ -154,7 +154,7 @@ def _add_estimator_options(train):
                          help="the linear SVM solver on the embedding (dcd: dual coordinate "
                               "descent, stops on the duality gap)")
     nystrom.add_argument("--max-stages", type=int, dest="max_stages",
-                         help="maximum stages (epochs for dcd)")
+                         help="maximum stages (for dcd: full passes of work)")
 
     iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
     iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")
