@@ -272,8 +272,14 @@ def test_defaults_vs_svc_smoke(tmp_path):
     assert settings["svc_params"]["C"] == 1.0 and settings["svc_params"]["gamma"] == "scale"
     for entry in results["sets"]:
         rows = entry["rows"]
-        assert [r["model"] for r in rows] == ["SVC"] + labels
+        # the linear estimators' reference, scikit-learn's LinearSVC, after SVC
+        assert [r["model"] for r in rows] == ["SVC", "LinearSVC"] + labels
         assert rows[0]["accuracy_minus_svc"] == 0 and rows[0]["time_ratio_svc"] == 1
+        gaps = {r["model"]: r["accuracy_minus_linear"] for r in rows
+                if "accuracy_minus_linear" in r}
+        assert set(gaps) == {"PegasosSVC", "HuberSVC"}
+        assert gaps["HuberSVC"] == pytest.approx(100 * (rows[-1]["accuracy"]
+                                                        - rows[1]["accuracy"]))
         for r in rows:
             assert 0.0 <= r["accuracy"] <= 1.0 and 0.0 <= r["balanced_accuracy"] <= 1.0
             assert r["fit_s"] > 0 and r["predict_s"] > 0 and r["time_ratio_svc"] > 0
@@ -281,6 +287,7 @@ def test_defaults_vs_svc_smoke(tmp_path):
     assert [s["model"] for s in results["summary"]] == labels
     for s in results["summary"]:
         assert 0 <= s["within"] <= s["n_sets"] == len(defaults_vs_svc.SMOKE_SETS)
+        assert (s["within_linear"] is None) == (s["model"] not in gaps)
         assert s["n_large"] == 0        # smoke sets have fewer than 5,000 training rows
     assert results["warmup_command_s"] > 0
     assert [r["model"] for r in results["first_fit"]] == labels
