@@ -162,6 +162,9 @@ def _add_estimator_options(train):
                            help="stopping tolerance (huber, nystrom)")
     iterative.add_argument("--batch-size", type=int, dest="batch_size",
                            help="points per Pegasos iteration")
+    iterative.add_argument("--no-average", action="store_const", const=False, dest="average",
+                           help="pegasos: the last iterate is the model (the paper's), not the "
+                                "average of the last half of the iterates")
 
     margin = train.add_argument_group("margin-sgd (MarginSGDSVC)")
     margin.add_argument("-M", "--margin", type=_number_or("auto"), dest="M",

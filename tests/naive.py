@@ -210,10 +210,11 @@ def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None)
     return w, b, objectives
 
 
-def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None):
+def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_from=None):
     """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices,
     each violator's subgradient scaled by weight[i] (default 1).  Returns w and the dual
-    variables alpha, stepped alongside: w = (1/lambda) sum_i alpha_i y_i x_i."""
+    variables alpha, stepped alongside: w = (1/lambda) sum_i alpha_i y_i x_i; with
+    ``average_from`` the means of both over the iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     X = np.hstack([X, np.full((len(X), 1), bias_feature)])
     weight = np.ones(len(y)) if weight is None else weight
@@ -231,14 +232,21 @@ def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None):
         if norm > 1 / np.sqrt(lam):
             w *= 1 / (np.sqrt(lam) * norm)
             alpha *= 1 / (np.sqrt(lam) * norm)
+        if average_from is not None and t >= average_from:
+            w_sum, alpha_sum = (w_sum + w, alpha_sum + alpha) if t > average_from else (w, alpha)
+    if average_from is not None:
+        averaged = len(batches) - average_from + 1
+        return w_sum / averaged, alpha_sum / averaged
     return w, alpha
 
 
-def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None):
+def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None,
+                   average_from=None):
     """Mini-batch Pegasos in the feature space of k(x, z) + bias2 (k the RBF kernel of
     width gamma unless ``kernel`` is given), with w = sum_j beta_j phi(x_j) over all
     training points and ||w||^2 = beta^T K beta, each violator's step scaled by
-    weight[i] (default 1); returns beta."""
+    weight[i] (default 1); returns beta, or with ``average_from`` its mean over the
+    iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     kernel = kernel or (lambda a, b: rbf(a, b, gamma))
     weight = np.ones(len(y)) if weight is None else weight
@@ -254,6 +262,10 @@ def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None):
         norm = np.sqrt(beta @ K @ beta)
         if norm > 1 / np.sqrt(lam):
             beta *= 1 / (np.sqrt(lam) * norm)
+        if average_from is not None and t >= average_from:
+            beta_sum = beta_sum + beta if t > average_from else beta.copy()
+    if average_from is not None:
+        return beta_sum / (len(batches) - average_from + 1)
     return beta
 
 

@@ -343,6 +343,7 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
     ("budget", ["-B", "20", "--multi-class", "ovr", "-s", "0"], "BudgetSVC"),
     ("huber", ["-c", "2", "--tol", "1e-4"], "HuberSVC"),
     ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
+    ("pegasos", ["--no-average", "-s", "0"], "PegasosSVC"),
     ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "replacement", "-s", "0"],
      "MarginSGDSVC"),
 ])
@@ -355,6 +356,8 @@ def test_every_solver_trains_and_predicts(solver, options, name, dataset, train_
     assert f"Solver: {name}" in out and "Training accuracy" in out
     fitted = load_model(model)
     assert type(fitted).__name__ == name
+    if name == "PegasosSVC":
+        assert fitted.average == ("--no-average" not in options)
     out_path = tmp_path / "pred.txt"
     assert main(["predict", "-q", str(train_file), str(model), str(out_path)]) == 0
     predicted = np.array(out_path.read_text().split(), dtype=int)

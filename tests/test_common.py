@@ -21,10 +21,12 @@ UNSTABLE_START = ("the paper's first step eta0=100 is unstable and amplifies rou
                   "1e-9, tested in tests/test_weights.py")
 
 
-NOISY_LAST_ITERATE = ("class_weight={0: 1000, 1: 1e-4} multiplies C by 1000 for class 0, and "
-                      "Pegasos' last iterate after the check's max_iter=1000 is still noisy at "
-                      "that regularisation (60 % of class 0 predicted; over 87 % after 20,000 "
-                      "iterations, tested in tests/test_weights.py)")
+PEGASOS_SHORT_OF_OPTIMUM = ("class_weight={0: 1000, 1: 1e-4} multiplies C by 1000 for class 0, and "
+                      "Pegasos after the check's max_iter=1000 is still far from that "
+                      "regularisation's optimum (54-56 % of class 0 predicted over seeds 0-3 "
+                      "with the average of the last half of the iterates, 48-96 % with the last "
+                      "iterate; 92-100 % after 20,000 iterations, tested in "
+                      "tests/test_weights.py)")
 
 
 POST_HOC_OFFSET = ("with class 0 weighted 10^7 times the others, BudgetSVC's SGD passes leave "
@@ -51,7 +53,7 @@ def expected_failed_checks(estimator):
     expected = {"check_sample_weight_equivalence_on_dense_data": reason,
                 "check_sample_weight_equivalence_on_sparse_data": reason}
     if isinstance(estimator, PegasosSVC) and estimator.kernel == "linear":
-        expected["check_class_weight_classifiers"] = NOISY_LAST_ITERATE
+        expected["check_class_weight_classifiers"] = PEGASOS_SHORT_OF_OPTIMUM
     if isinstance(estimator, BudgetSVC):
         expected["check_class_weight_classifiers"] = POST_HOC_OFFSET
     return expected

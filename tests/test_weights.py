@@ -265,8 +265,8 @@ def test_bad_class_weights_are_clear_errors(name, class_weight, match):
 def test_extreme_class_weights_reach_pegasos_optimum_with_more_iterations(seed):
     """scikit-learn's check_class_weight_classifiers (class_weight={0: 1000, 1: 1e-4} on very
     noisy blobs must predict class 0 almost everywhere) fails for linear PegasosSVC at the
-    check's max_iter=1000: the weights multiply C by 1000 and the last iterate is noisy.
-    With 20,000 iterations it passes."""
+    check's max_iter=1000: the weights multiply C by 1000, whose optimum 1000 iterations do
+    not reach. With 20,000 iterations it passes."""
     from sklearn.model_selection import train_test_split
 
     X, y = make_blobs(centers=2, random_state=0, cluster_std=20)

@@ -268,7 +268,7 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 @njit(**JIT_OPTIONS)
 def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches, t0, lam,
                   bias_feature, use_bounds, scaled, rule, u, w_ref, w, update, dual, dual_scale,
-                  counters):
+                  average_from, w_sum, dual_lag, scale_sum, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
@@ -304,6 +304,14 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
     tightest for a = <w, w_ref> / ||w_ref||^2.  Pegasos shrinks w by
     (1 - 1/t) every step, which the paper's bound (a = 1) counts as change
     in w; the scaled bound only sees the change in direction.
+
+    Averaging: from iteration ``average_from`` on, every iterate w_t (after
+    its projection) is added to ``w_sum``, and the sum of the dual iterates
+    alpha_t = s_t d(t) (s = ``dual_scale``, d = ``dual``) is kept lazily:
+    with S_t = sum of s_tau over the averaged tau <= t (``scale_sum[0]``),
+    sum_t s_t d_i(t) = S_T d_i(T) - sum of inc S_(tau-1) over the increments
+    inc of d_i in iterations tau, the latter sum kept in ``dual_lag[i]``, so an
+    iteration costs O(1) per violator (see :func:`fastsvm.bounds.solver.solve_pegasos`).
     """
     n = u.shape[0]
     k = batches.shape[1]
@@ -355,6 +363,7 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
                 violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
             if violates:
                 dual[i] += weight[i] * step_dual
+                dual_lag[i] += weight[i] * step_dual * scale_sum[0]
                 row_axpy(X, data, indices, indptr, is_sparse, i, weight[i] * y[i], update)
                 update[w.shape[0] - 1] += weight[i] * y[i] * bias_feature
         counters[PC_EXAMINED] += examined
@@ -368,8 +377,12 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
         if sq > radius * radius:
             w *= radius / np.sqrt(sq)
             dual_scale[0] *= radius / np.sqrt(sq)
+        if t >= average_from:
+            w_sum += w
+            scale_sum[0] += dual_scale[0]
         if dual_scale[0] < SCALE_FLOOR:     # fold the scale into dual before dual overflows
             dual *= dual_scale[0]
+            scale_sum[0] /= dual_scale[0]   # in the new units of the scale, as dual_lag
             dual_scale[0] = 1.0
 
 
@@ -378,7 +391,8 @@ KS_SCALE = 0          # w = scale * sum_s gamma_s phi(sv_s)
 KS_NORM2 = 1          # ||w||^2
 KS_CROSS = 2          # <w, w_ref>
 KS_REF_NORM2 = 3      # ||w_ref||^2
-N_KSTATE = 4
+KS_SCALE_SUM = 4      # sum of the scales of the averaged iterates so far
+N_KSTATE = 5
 
 #: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
 #: terms are updated incrementally: it covers their cancellation and drift.
@@ -404,7 +418,8 @@ def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, ga
 @njit(**JIT_OPTIONS)
 def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight, batches,
                          t0, lam, code, gamma, degree, coef0, bias2, use_bounds, scaled, rule, u,
-                         svt, sv_sq, sv_row, coef, slot_of, n_sv, state, counters):
+                         svt, sv_sq, sv_row, coef, slot_of, n_sv, state, average_from, coef_lag,
+                         counters):
     """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
 
     The same iteration as :func:`pegasos_steps` in the feature space of the
@@ -435,6 +450,10 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
     margins, the violators' update and their kernel values among themselves
     cost as many distinct points, not draws (a batch of 1,000 on 3 rows had
     taken over a minute); the step is the same, each draw weighing c_i.
+
+    Averaging, as in :func:`pegasos_steps`: from iteration ``average_from`` on,
+    sum_t scale_t coef_s(t) = S_T coef_s(T) - ``coef_lag[s]``, S kept in
+    ``state[KS_SCALE_SUM]``.
     """
     n = u.shape[0]
     k = batches.shape[1]
@@ -527,8 +546,11 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
                     store_sv(X, data, indices, indptr, is_sparse, i, svt, slot)
                 sv_sq[slot] = sq_norms[i]
                 coef[slot] = 0.0
+                coef_lag[slot] = 0.0
                 n_sv += 1
-            coef[slot] += draws[v] * weight[i] * y[i] * c / scale
+            step = draws[v] * weight[i] * y[i] * c / scale
+            coef[slot] += step
+            coef_lag[slot] += step * state[KS_SCALE_SUM]
         for v in range(n_viol):
             ia = violators[v]
             for b in range(n_viol):
@@ -549,9 +571,12 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
             scale *= factor
             norm2 *= factor * factor
             cross *= factor
+        if t >= average_from:
+            state[KS_SCALE_SUM] += scale
         if scale < SCALE_FLOOR:         # fold the scale into coef before coef / scale overflows
             for s in range(n_sv):
                 coef[s] *= scale
+            state[KS_SCALE_SUM] /= scale    # in the new units of the scale, as coef_lag
             scale = 1.0
         state[KS_SCALE] = scale
         state[KS_NORM2] = norm2

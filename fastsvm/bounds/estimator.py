@@ -272,8 +272,9 @@ class PegasosSVC(BaseSVC):
     (the offset regularised as a constant feature 1, as LIBLINEAR does): at
     iteration t it draws ``batch_size`` points with replacement, takes the
     step 1/(lambda t) on the subgradient of those that violate the margin and
-    projects onto the ball of radius 1/sqrt(lambda).  The last iterate is the
-    model.  A weight scales the point's part of the subgradient by
+    projects onto the ball of radius 1/sqrt(lambda).  The model is the
+    average of the last half of the iterates (``average=True``, the default),
+    or the last iterate (``average=False``, the paper's).  A weight scales the point's part of the subgradient by
     c_i = s_i n / S (points are still drawn uniformly, see
     :mod:`fastsvm.base`); the bounds decide which points violate the
     margin, which weights do not change, so they stay exact.
@@ -313,9 +314,22 @@ class PegasosSVC(BaseSVC):
     run each).  For a fast kernel SVM use :class:`fastsvm.BudgetSVC` or
     :class:`fastsvm.NystromSVC`.
 
-    Multi-class problems are split one-vs-rest.  The last iterate is the
-    model; with small lambda (large C) it is noisy (a9a, C = 1: 78 to 85 %
-    test accuracy over seeds at the default T, against 84.5-85 % at C = 0.1).
+    Multi-class problems are split one-vs-rest.
+
+    Averaging.  The last iterate follows the last batches: with small lambda
+    (large C, many rows) its steps 1/(lambda t) stay large, and it is noisy
+    (a9a, linear, C = 1, default T: 80.2 +- 5.1 % test accuracy over seeds
+    0-2).  The average of the last half of the iterates (suffix averaging:
+    Rakhlin, Shamir & Sridharan, ICML 2012) is the iterate's rate-optimal
+    companion, O(1/(lambda T)) from the optimum in expectation where the last
+    iterate is only known to be within O(log(T)/(lambda T)), and it costs
+    O(n_features) per iteration (linear) or O(1) per violator (kernels, kept
+    lazily): a9a 84.77 +- 0.02 %; covtype (30,000 rows) 74.9 +- 0.4 %
+    against 66.6 +- 4.4 %, the 5-class set of ``benchmarks/_generated.py``
+    71.0 % against 57.8 % (LinearSVC: 75.6 %, 70.9 %).  The averaged dual
+    variables are kept alongside, so the certificate below holds for the
+    average.  The iterates, and so the margins the bounds skip, are the
+    same either way.
 
     Optimality certificate.  Training runs the paper's fixed number of
     iterations T; ``training_info_`` then reports how far the returned model
@@ -329,7 +343,7 @@ class PegasosSVC(BaseSVC):
 
     and D(alpha) <= P* <= P(w) for every w and every alpha in the box (weak
     duality).  Pegasos' iterate is w = (1/lambda) sum_i alpha_i y_i phi'(x_i)
-    with the dual variables stepped alongside it, alpha <- (1 - 1/t) alpha +
+    with the dual variables stepped (and averaged) alongside it, alpha <- (1 - 1/t) alpha +
     1/(t k) sum_{i in A+} c_i e_i, times the projection's factor: without
     projections alpha_i = c_i a_i / (T k), a_i the number of draws of i that
     violated the margin, a running average that can exceed the box (a point
@@ -365,6 +379,9 @@ class PegasosSVC(BaseSVC):
     max_iter : int or None, default=None
         Iterations T; None means max(1000, ceil(20 n_samples / batch_size)),
         about 20 passes over the data.
+    average : bool, default=True
+        Return the average of the iterates of the last T / 2 iterations
+        (see Averaging above); False returns the last iterate, as the paper.
     fit_intercept : bool, default=True
         Add a constant feature 1 (a regularised offset).
     class_weight : dict, 'balanced' or None, default=None
@@ -430,6 +447,7 @@ class PegasosSVC(BaseSVC):
         **KERNEL_CONSTRAINTS,
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "average": ["boolean"],
         "fit_intercept": ["boolean"],
         "margin_bounds": ["boolean"],
         "compute_gap": ["boolean"],
@@ -438,8 +456,8 @@ class PegasosSVC(BaseSVC):
     }
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, batch_size=100,
-                 max_iter=None, fit_intercept=True, class_weight=None, margin_bounds=True,
-                 compute_gap=True, n_jobs=None, random_state=None, verbose=0):
+                 max_iter=None, average=True, fit_intercept=True, class_weight=None,
+                 margin_bounds=True, compute_gap=True, n_jobs=None, random_state=None, verbose=0):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -447,6 +465,7 @@ class PegasosSVC(BaseSVC):
         self.coef0 = coef0
         self.batch_size = batch_size
         self.max_iter = max_iter
+        self.average = average
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
         self.margin_bounds = margin_bounds
@@ -485,9 +504,10 @@ class PegasosSVC(BaseSVC):
             rng = np.random.default_rng(seed)
             if linear:
                 return solve_pegasos(packed, y_bin, weight, lam, k, n_iter, bias_feature,
-                                     self.margin_bounds, rng, bar)
+                                     self.margin_bounds, rng, bar, self.average)
             return solve_kernel_pegasos(packed, y_bin, weight, lam, kernel, diagonal, k, n_iter,
-                                        bias_feature ** 2, self.margin_bounds, rng, bar)
+                                        bias_feature ** 2, self.margin_bounds, rng, bar,
+                                        self.average)
 
         results = self._fan_out(solve_one, zip(problem.targets, seeds), n_iter * problem.n_models,
                                 "it")

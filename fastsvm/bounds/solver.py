@@ -236,15 +236,27 @@ class PegasosResult:
     counters: np.ndarray
 
 
+def average_from(n_iter, average):
+    """The first iteration of the suffix average of ``n_iter`` iterations: the last half with
+    ``average`` (Rakhlin, Shamir & Sridharan, ICML 2012: the average of the last half of the
+    iterates of SGD with steps 1/(lambda t) on a lambda-strongly convex objective is within
+    O(1/(lambda T)) of the optimum in expectation, where the last iterate is only shown within
+    O(log(T)/(lambda T)), Shamir & Zhang, ICML 2013), else the last iterate alone."""
+    return n_iter // 2 + 1 if average else n_iter
+
+
 def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, margin_bounds, rng,
-                  progress=None):
+                  progress=None, average=False):
     """Mini-batch Pegasos (Shalev-Shwartz et al. 2007) with Algorithm 3's sampled bounds.
 
     ``n_iter`` iterations of ``batch_size`` points drawn uniformly with
     replacement, each violator's step scaled by its step weight ``weight``;
     see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
     batches are drawn from ``rng`` in the same way with and without bounds,
-    so both runs give the same model.
+    so both runs give the same model.  The model is the last iterate, or with
+    ``average`` the average of the last half of the iterates (:func:`average_from`),
+    and ``dual`` the same average of the dual iterates: the pair still satisfies
+    w = (1/lambda) sum_i alpha_i y_i (x_i, offset).
     """
     n, d = packed.n_samples, packed.n_features
     norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
@@ -255,16 +267,20 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     rule = K.new_rule(*resort_schedule(packed, batch_size, sort=False))
     dual = np.zeros(n)
     dual_scale = np.ones(1)
+    first = average_from(n_iter, average)
+    w_sum, dual_lag, scale_sum = np.zeros(d + 1), np.zeros(n), np.zeros(1)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
                         margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, w, update,
-                        dual, dual_scale, counters)
+                        dual, dual_scale, first, w_sum, dual_lag, scale_sum, counters)
         if progress is not None:
             progress.update(batches.shape[0])
-    return PegasosResult(w, n_iter, dual_scale[0] * dual, counters)
+    averaged = n_iter - first + 1
+    return PegasosResult(w_sum / averaged, n_iter, (scale_sum[0] * dual - dual_lag) / averaged,
+                         counters)
 
 
 def hinge_duality(margins, w_norm2, dual, dual_norm2, upper, lam):
@@ -318,12 +334,13 @@ class KernelPegasosResult:
 
 
 def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n_iter, bias2,
-                         margin_bounds, rng, progress=None):
+                         margin_bounds, rng, progress=None, average=False):
     """Mini-batch kernel Pegasos with the bounds of eq. (6); see
     :func:`fastsvm.bounds._kernels.kernel_pegasos_steps`.  ``kernel`` is a
     :class:`fastsvm.kernels.Kernel` (for a kernel matrix, ``packed`` holds it)
     and ``diagonal`` k(x_i, x_i) of every row.  Same batches, same model with
-    and without bounds."""
+    and without bounds: the last iterate, or with ``average`` the average of the
+    last half of the iterates (:func:`average_from`)."""
     n = packed.n_samples
     capacity = min(n, n_iter * batch_size)
     svt = np.zeros((0 if kernel.on_gram else packed.n_features, capacity))
@@ -334,6 +351,8 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
     norms = np.sqrt(np.maximum(diagonal, 0.0) + bias2)
     state = np.zeros(K.N_KSTATE)
     state[K.KS_SCALE] = 1.0
+    first = average_from(n_iter, average)
+    coef_lag = np.zeros(capacity)
     u = np.zeros(n)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     # a refresh costs n margins of n_sv kernel values, an iteration k of them
@@ -346,8 +365,10 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
         n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight, batches,
                                       t0, lam, kernel.code, gamma, kernel.degree, kernel.coef0,
                                       bias2, margin_bounds, _options.SCALED_REFERENCE, rule, u,
-                                      svt, sv_sq, sv_row, coef, slot_of, n_sv, state, counters)
+                                      svt, sv_sq, sv_row, coef, slot_of, n_sv, state, first,
+                                      coef_lag, counters)
         if progress is not None:
             progress.update(batches.shape[0])
-    return KernelPegasosResult(sv_row[:n_sv].copy(), state[K.KS_SCALE] * coef[:n_sv], n_iter,
-                               counters)
+    averaged = n_iter - first + 1
+    dual = (state[K.KS_SCALE_SUM] * coef[:n_sv] - coef_lag[:n_sv]) / averaged
+    return KernelPegasosResult(sv_row[:n_sv].copy(), dual, n_iter, counters)
