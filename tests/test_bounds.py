@@ -329,6 +329,37 @@ def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted):
     assert_allclose(X1.T @ (want_dual * y) / lam, want, rtol=1e-10, atol=1e-12)
 
 
+def test_pegasos_average_survives_folds_of_the_scale():
+    """Unscaled features (values up to 255, lambda = 1/n) project w at most steps, so the
+    dual scale falls below SCALE_FLOOR and is folded into the stored values again and
+    again; the lazily kept average of the dual iterates still equals their average, taken
+    here iteration by iteration."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 255, size=(300, 3))
+    y = np.where(X[:, 0] + X[:, 1] > 255 + 20 * rng.normal(size=300), 1.0, -1.0)
+    packed = PackedData.from_matrix(X)
+    norms = np.sqrt(packed.sq_norms + 1.0)
+    n_iter, first = 200, 101
+    batches = rng.integers(0, 300, size=(n_iter, 10))
+    w, w_ref, u = np.zeros(4), np.zeros(4), np.zeros(300)
+    rule = K.new_rule(*resort_schedule(packed, 10, sort=False))
+    counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
+    dual, dual_scale = np.zeros(300), np.ones(1)
+    w_sum, dual_lag, scale_sum = np.zeros(4), np.zeros(300), np.zeros(1)
+    iterates, folds = [], 0
+    for t0 in range(n_iter):
+        K.pegasos_steps(*packed.arrays, norms, y, np.ones(300), batches[t0:t0 + 1], t0, 1 / 300,
+                        1.0, True, True, rule, u, w_ref, w, np.empty(4), dual, dual_scale, first,
+                        w_sum, dual_lag, scale_sum, counters)
+        folds += dual_scale[0] == 1.0 and t0 > 0
+        if t0 + 1 >= first:
+            iterates.append(dual_scale[0] * dual)
+    assert folds > 20
+    mean = np.mean(iterates, axis=0)
+    assert_allclose((scale_sum[0] * dual - dual_lag) / (n_iter - first + 1), mean,
+                    rtol=1e-8, atol=1e-12 * mean.max())
+
+
 @pytest.mark.parametrize("sparse", [True, False])
 def test_pegasos_identical_with_and_without_bounds(a9a, sparse):
     X, y = a9a[0], a9a[1]
