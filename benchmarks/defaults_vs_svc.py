@@ -248,23 +248,18 @@ def warm_up(split, params):
             make(label, kwargs).fit(X, y).predict(split[2][:10])
 
 
-def is_linear(kwargs_or_params):
-    """Whether an estimator's parameters give a linear model (kernel 'linear')."""
-    return kwargs_or_params.get("kernel") == "linear"
-
-
 def run_set(split, params, repeats):
     warm_up(split, params)
     rows = [run_model("SVC", {}, split, repeats)]
     linear = [label for label, kwargs in params.items()
-              if is_linear(make(label, kwargs).get_params())]
-    if linear:
-        rows.append(run_model(LINEAR_REFERENCE, {}, split, repeats))
+              if make(label, kwargs).get_params().get("kernel") == "linear"]
+    reference = run_model(LINEAR_REFERENCE, {}, split, repeats) if linear else None
+    rows += [reference] if linear else []
     rows += [run_model(label, kwargs, split, repeats) for label, kwargs in params.items()]
     svc = rows[0]
     for r in rows:
         if r["model"] in linear:
-            r["accuracy_minus_linear"] = 100 * (r["accuracy"] - rows[1]["accuracy"])
+            r["accuracy_minus_linear"] = 100 * (r["accuracy"] - reference["accuracy"])
         r["accuracy_minus_svc"] = 100 * (r["accuracy"] - svc["accuracy"])
         r["balanced_accuracy_minus_svc"] = 100 * (r["balanced_accuracy"]
                                                   - svc["balanced_accuracy"])

@@ -21,12 +21,11 @@ UNSTABLE_START = ("the paper's first step eta0=100 is unstable and amplifies rou
                   "1e-9, tested in tests/test_weights.py")
 
 
-PEGASOS_SHORT_OF_OPTIMUM = ("class_weight={0: 1000, 1: 1e-4} multiplies C by 1000 for class 0, and "
-                      "Pegasos after the check's max_iter=1000 is still far from that "
-                      "regularisation's optimum (54-56 % of class 0 predicted over seeds 0-3 "
-                      "with the average of the last half of the iterates, 48-96 % with the last "
-                      "iterate; 92-100 % after 20,000 iterations, tested in "
-                      "tests/test_weights.py)")
+PEGASOS_SHORT_OF_OPTIMUM = (
+    "class_weight={0: 1000, 1: 1e-4} multiplies C by 1000 for class 0, and Pegasos after the "
+    "check's max_iter=1000 is still far from that regularisation's optimum (54-56 % of class 0 "
+    "predicted over seeds 0-3 with the average of the last half of the iterates, 48-96 % with "
+    "the last iterate; 92-100 % after 20,000 iterations, tested in tests/test_weights.py)")
 
 
 POST_HOC_OFFSET = ("with class 0 weighted 10^7 times the others, BudgetSVC's SGD passes leave "

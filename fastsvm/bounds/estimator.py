@@ -274,8 +274,9 @@ class PegasosSVC(BaseSVC):
     step 1/(lambda t) on the subgradient of those that violate the margin and
     projects onto the ball of radius 1/sqrt(lambda).  The model is the
     average of the last half of the iterates (``average=True``, the default),
-    or the last iterate (``average=False``, the paper's).  A weight scales the point's part of the subgradient by
-    c_i = s_i n / S (points are still drawn uniformly, see
+    or the last iterate (``average=False``, the paper's).  A weight scales
+    the point's part of the subgradient by c_i = s_i n / S (points are still
+    drawn uniformly, see
     :mod:`fastsvm.base`); the bounds decide which points violate the
     margin, which weights do not change, so they stay exact.
 

@@ -257,9 +257,10 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_passes, tol, rng, progress=
     of any size would stop a run whose last hundreds of passes visit a few percent
     of the rows: ijcnn1 at C = 32, m = 5,000 needs 1,276 passes, the work of 81 full
     ones, to certify 1e-3).  When it is spent the gap is computed once more and the
-    run ends unconverged; ``tol=None`` spends all of it.  ``sq_norms``, ||phi_i||^2 of every row of the
-    embedding (float64), may be passed where several problems share the embedding
-    (one-vs-one and one-vs-rest), so they are computed once instead of once per problem.
+    run ends unconverged; ``tol=None`` spends all of it.  ``sq_norms``, ||phi_i||^2 of
+    every row of the embedding (float64), may be passed where several problems share
+    the embedding (one-vs-one and one-vs-rest), so they are computed once instead of
+    once per problem.
     """
     n, rows = _problem_rows(Phi, rows)
     upper = weight / (lam * n)
