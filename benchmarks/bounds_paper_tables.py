@@ -115,7 +115,7 @@ def error(X, y, w, b):
 def run_gd(X, y, Xt, yt, lam, runs):
     """Table 2 rows for one set."""
     from fastsvm._packed import PackedData
-    from fastsvm.bounds.solver import solve_huber_gd
+    from fastsvm.bounds.solver import solve_huber
 
     packed = PackedData.from_matrix(X)
     n = X.shape[0]
@@ -123,8 +123,8 @@ def run_gd(X, y, Xt, yt, lam, runs):
     fits = {False: [], True: []}
     for _ in range(runs):                   # interleaved, so that drift in machine load is shared
         for bounds in fits:
-            fits[bounds].append(solve_huber_gd(packed, y, np.ones(n), lam, H_HUBER, True, 100.0,
-                                               tight, 100_000, bounds))
+            fits[bounds].append(solve_huber(packed, y, np.ones(n), lam, H_HUBER, True, "gd",
+                                            100.0, tight, 100_000, bounds))
     for bounds in fits:
         H.log(f"  GD bounds={bounds}: {fits[bounds][0].n_iter} iterations, "
               f"{H.median([f.seconds[-1] for f in fits[bounds]]):.1f} s")
@@ -136,8 +136,8 @@ def run_gd(X, y, Xt, yt, lam, runs):
         if tol == tight:
             model = bounded
         else:
-            model = solve_huber_gd(packed, y, np.ones(n), lam, H_HUBER, True, 100.0, tol, 100_000,
-                                   True)
+            model = solve_huber(packed, y, np.ones(n), lam, H_HUBER, True, "gd", 100.0, tol,
+                                100_000, True)
         t_plain = H.median([f.seconds[stops[False]] for f in fits[False]])
         t_bounds = H.median([f.seconds[stop] for f in fits[True]])
         common = min(stops.values()) + 1

@@ -27,7 +27,7 @@ runs a tiny local HuberSVC and BudgetSVC fit (numba's kernels loaded), and
 the cluster a tiny DaskHuberSVC and DaskBudgetSVC fit on the first 2,000
 rows.  Then, on all rows:
 
-* ``DaskHuberSVC(eta0=1.0, tol=0, max_iter=30)`` (``--huber-iters``): tol = 0
+* ``DaskHuberSVC(solver='gd', eta0=1.0, tol=0, max_iter=30)`` (``--huber-iters``): tol = 0
   runs all 30 gradient-descent iterations; one pass is one iteration, a
   loss and gradient evaluation over all rows (each partition with the
   margin bounds of its own rows).  Time per pass: the mean duration of the
@@ -82,7 +82,7 @@ one.  Test accuracy of every fit on the test set.
 Accuracy next to the local estimator on ``--local-rows`` rows (default
 1,000,000, the first rows of the same persisted arrays, brought to the
 client as NumPy arrays for the local fits), on the cluster with the most
-workers: ``HuberSVC(eta0=1.0, tol=1e-4)`` (converged) and
+workers: ``HuberSVC(solver='gd', eta0=1.0, tol=1e-4)`` (converged) and
 ``BudgetSVC(budget=500, epochs=1, random_state=0)`` in the client process
 against the Dask estimator with the same parameters on the same rows;
 fit times (perf_counter around ``fit``), passes and test accuracy.
@@ -238,8 +238,8 @@ def make_estimator(name, args, client=None, timed=True):
     cls = getattr(fastsvm.dask, name, None) or getattr(fastsvm, name)
     extra = {"client": client} if name.startswith("Dask") else {}
     if name.endswith("HuberSVC"):
-        params = (dict(eta0=1.0, tol=0.0, max_iter=args.huber_iters) if timed
-                  else dict(eta0=1.0, tol=LOCAL_HUBER_TOL))
+        params = (dict(solver="gd", eta0=1.0, tol=0.0, max_iter=args.huber_iters) if timed
+                  else dict(solver="gd", eta0=1.0, tol=LOCAL_HUBER_TOL))
     elif name.endswith("NystromSVC"):
         params = dict(n_components=args.nystrom_components, random_state=0)
     else:

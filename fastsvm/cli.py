@@ -52,8 +52,8 @@ SOLVERS = {
                             "(Glasmachers & Qaadan); the default"),
     "nystrom": ("NystromSVC", "NystromSVC: Nystrom embedding + linear SVM solved to a "
                               "duality-gap certificate (Snacks)"),
-    "huber": ("HuberSVC", "HuberSVC: linear SVM by gradient descent with margin bounds "
-                          "(Guillory & Bilmes)"),
+    "huber": ("HuberSVC", "HuberSVC: linear SVM with a Huber hinge by L-BFGS, certified by "
+                          "its duality gap, with margin bounds (Guillory & Bilmes)"),
     "pegasos": ("PegasosSVC", "PegasosSVC: mini-batch Pegasos with margin bounds, linear or "
                               "with a kernel (Guillory & Bilmes)"),
     "margin-sgd": ("MarginSGDSVC", "MarginSGDSVC: one-pass margin SGD that tunes gamma and M "
@@ -66,6 +66,11 @@ LIBSVM_KERNELS = {"0": "linear", "1": "poly", "2": "rbf", "3": "sigmoid"}
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd")   # fastsvm.merge.METHODS
 MAINTENANCE = ("merge", "remove")                   # fastsvm.bsgd.estimator.MAINTENANCE
 UPDATES = ("constant", "squared-hinge")             # fastsvm.margin_sgd.solver.UPDATES
+NYSTROM_SOLVERS = ("assg", "dcd", "pegasos")        # NystromSVC's solver options
+HUBER_SOLVERS = ("gd", "lbfgs")                     # fastsvm.bounds.solver.HUBER_SOLVERS
+#: Options that set a parameter of another name of one --solver's estimator only:
+#: dest -> (--solver, parameter).
+OWN_OPTIONS = {"nystrom_solver": ("nystrom", "solver"), "huber_solver": ("huber", "solver")}
 
 
 class CLIError(Exception):
@@ -150,13 +155,16 @@ def _add_estimator_options(train):
                          help="number of landmarks m")
     nystrom.add_argument("--landmarks", choices=["uniform", "leverage"], dest="landmarks",
                          help="landmark sampling")
-    nystrom.add_argument("--nystrom-solver", choices=["assg", "pegasos", "dcd"], dest="solver",
+    nystrom.add_argument("--nystrom-solver", choices=NYSTROM_SOLVERS, dest="nystrom_solver",
                          help="the linear SVM solver on the embedding (dcd: dual coordinate "
                               "descent, stops on the duality gap)")
     nystrom.add_argument("--max-stages", type=int, dest="max_stages",
                          help="maximum stages (for dcd: full passes of work)")
 
     iterative = train.add_argument_group("huber (HuberSVC), pegasos (PegasosSVC)")
+    iterative.add_argument("--huber-solver", choices=HUBER_SOLVERS, dest="huber_solver",
+                           help="huber: lbfgs (the default, stops on the duality gap) or the "
+                                "paper's gradient descent gd (stops on the objective's change)")
     iterative.add_argument("--max-iter", type=int, dest="max_iter", help="maximum iterations")
     iterative.add_argument("--tol", type=float, dest="tol",
                            help="stopping tolerance (huber, nystrom)")
@@ -265,6 +273,11 @@ def _estimator(args):
         value = getattr(args, dest)
         if value is None or dest == "weights":
             continue
+        owner, param = OWN_OPTIONS.get(dest, (args.estimator, dest))
+        if owner != args.estimator:
+            raise CLIError(f"option {flags} does not apply to --solver {args.estimator} "
+                           f"(only to --solver {owner})")
+        dest = param
         if dest not in accepted:
             raise CLIError(f"option {flags} does not apply to --solver {args.estimator} "
                            f"({cls.__name__} has no parameter {dest!r})")

@@ -20,6 +20,7 @@ from fastsvm.datasets import load_dataset  # noqa: E402
 from fastsvm.nystrom.solver import solve_dcd  # noqa: E402
 from fastsvm.persistence import load_model, save_model  # noqa: E402
 
+from . import naive  # noqa: E402
 from .test_budget_svc import needs_data  # noqa: E402
 
 
@@ -40,11 +41,12 @@ def _relative(a, b):
     return np.abs(a - b).max() / np.abs(b).max()
 
 
-#: HuberSVC's default eta0 = 100 (the paper's) puts the steps at the edge of stability,
-#: where the objective oscillates and amplifies rounding: another order of summation (as
-#: margin_bounds=False locally) gives another path, which may stop elsewhere.  eta0 = 1
-#: descends smoothly and compares paths.
-STABLE = dict(eta0=1.0)
+#: Paths are compared with HuberSVC's gradient descent at eta0 = 1, which descends smoothly:
+#: another order of summation (as margin_bounds=False locally) turns into another path in
+#: L-BFGS's line search, and in gradient descent at the paper's eta0 = 100, where the
+#: objective oscillates; either may then stop elsewhere (L-BFGS within its duality gap:
+#: test_lbfgs_fit_is_certified_as_the_local_one).
+STABLE = dict(solver="gd", eta0=1.0)
 
 
 def test_binary_model_is_the_local_one(client):
@@ -58,6 +60,24 @@ def test_binary_model_is_the_local_one(client):
     fraction = dist.training_info_["examined_fraction"][0]
     assert 0 < fraction < 1              # the partitions' bounds spared margins
     assert dist.training_info_["n_sorts"][0] >= 4        # each of the 4 partitions sorted
+
+
+def test_lbfgs_fit_is_certified_as_the_local_one(client):
+    """The default solver: the duality gap's sums added up over the partitions certify the
+    fit; it reaches the local fit's objective within the tolerance."""
+    X, y = _data()
+    local = HuberSVC().fit(X, y)
+    dist = DaskHuberSVC(client=client).fit(da.from_array(X, chunks=(700, 6)),
+                                           da.from_array(y, chunks=500))
+    gaps = dist.training_info_["duality_gap"][0], local.training_info_["duality_gap"][0]
+    assert dist.training_info_["converged"] == [True] and max(gaps) <= 1e-3
+    lam = 1.0 / len(y)
+    dist_objective, local_objective = (
+        naive.huber_objective(X, np.where(y == 1, 1.0, -1.0), clf.coef_[0], clf.intercept_[0],
+                              lam, clf.h) for clf in (dist, local))
+    assert dist_objective == pytest.approx(local_objective, rel=1e-3)
+    assert dist.training_info_["objective"][0][:5] == pytest.approx(
+        local.training_info_["objective"][0][:5], rel=1e-10)
 
 
 def test_multiclass_weighted_dataframe_model_is_the_local_one(client):
@@ -251,7 +271,7 @@ def test_budget_bad_input_and_parameters(client):
 
 @pytest.mark.parametrize("make", [
     lambda client: DaskBudgetSVC(client=client, budget=100, epochs=10, random_state=0),
-    lambda client: DaskHuberSVC(client=client, eta0=1.0, tol=1e-9),
+    lambda client: DaskHuberSVC(client=client, solver="gd", eta0=1.0, tol=1e-9),
     lambda client: DaskNystromSVC(client=client, C=30.0, n_components=300, random_state=0),
 ], ids=["budget", "huber", "nystrom"])
 def test_a_worker_lost_mid_fit_is_recovered(make):

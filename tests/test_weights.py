@@ -20,11 +20,14 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
 
-#: Small, fast settings of each estimator (random_state set by ``make``).
+#: Small, fast settings of each estimator (random_state set by ``make``).  HuberSVC by the
+#: paper's gradient descent: a fixed step sequence, so equal objectives give equal paths
+#: (L-BFGS's line search turns rounding differences into other paths: see
+#: test_huber_lbfgs_weight_two_is_the_row_twice).
 FAST = {
     "budget": (BudgetSVC, dict(budget=40, epochs=5)),
     "nystrom": (NystromSVC, dict(n_components=40)),
-    "huber": (HuberSVC, dict(eta0=10.0, tol=1e-9, max_iter=100_000)),
+    "huber": (HuberSVC, dict(solver="gd", eta0=10.0, tol=1e-9, max_iter=100_000)),
     "pegasos": (PegasosSVC, {}),
     "pegasos-rbf": (PegasosSVC, dict(kernel="rbf", max_iter=300)),
     "margin-sgd": (MarginSGDSVC, dict(M=1.0, gamma="scale")),
@@ -91,6 +94,21 @@ def test_huber_weight_two_is_the_row_twice(blobs):
     assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-9, atol=1e-10)
     assert_allclose(weighted.training_info_["objective"][0][-1],
                     repeated.training_info_["objective"][0][-1], rtol=1e-12)
+
+
+def test_huber_lbfgs_weight_two_is_the_row_twice(blobs):
+    """The default solver: both fits certified to a tight gap reach the same optimum."""
+    X, y = blobs
+    twice = np.arange(0, len(y), 3)
+    weight = np.ones(len(y))
+    weight[twice] = 2.0
+    weighted = HuberSVC(tol=1e-8).fit(X, y, sample_weight=weight)
+    repeated = HuberSVC(tol=1e-8).fit(np.vstack([X, X[twice]]), np.concatenate([y, y[twice]]))
+    assert weighted.training_info_["converged"] == repeated.training_info_["converged"] == [True] * 3
+    assert_allclose(weighted.training_info_["objective"][0][-1],
+                    repeated.training_info_["objective"][0][-1], rtol=1e-7)
+    assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-3, atol=1e-3)
+    assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-3, atol=1e-3)
 
 
 def test_huber_weights_keep_the_bounds_exact(blobs):

@@ -158,6 +158,33 @@ def full_evaluation(X, data, indices, indptr, is_sparse, y, weight, w, b, h, mar
 
 
 @njit(**JIT_OPTIONS)
+def dual_sums(X, data, indices, indptr, is_sparse, y, weight, w, b, h, alpha_sum, alpha_sq,
+              alpha_x):
+    """The sums of the dual point alpha_i = -l'(z_i) of (w, b), per label, for the duality gap.
+
+    l(z) = max over a in [0, 1] of a (1 + h - z) - h a^2, attained at a = -l'(z);
+    for L = 0 (y_i > 0) and 1 (y_i < 0) writes alpha_sum[L] = sum_i c_i alpha_i,
+    alpha_sq[L] = sum_i c_i alpha_i^2 and alpha_x[L] = sum_i c_i alpha_i x_i over the
+    list's points, c = ``weight``; returns sum_i c_i l(z_i) over all points.
+    """
+    alpha_sum[:] = 0.0
+    alpha_sq[:] = 0.0
+    alpha_x[:, :] = 0.0
+    loss = 0.0
+    for i in range(y.shape[0]):
+        z = y[i] * (row_dot(X, data, indices, indptr, is_sparse, i, w) + b)
+        value, slope = huber(z, h)
+        loss += weight[i] * value
+        if slope != 0.0:
+            L = 0 if y[i] > 0 else 1
+            a = weight[i] * -slope
+            alpha_sum[L] += a
+            alpha_sq[L] += a * -slope
+            row_axpy(X, data, indices, indptr, is_sparse, i, a, alpha_x[L])
+    return loss
+
+
+@njit(**JIT_OPTIONS)
 def sorted_sums(X, data, indices, indptr, is_sparse, y, weight, list_start, boundary, prefix,
                 prefix_weight, boundary_sum, boundary_weight):
     """Sums of c_j y_j x_j and of c_j in sorted order, per list, for X, y and the

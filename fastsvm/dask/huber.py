@@ -1,4 +1,4 @@
-"""DaskHuberSVC: HuberSVC's gradient descent with the loss and gradient summed on the workers."""
+"""DaskHuberSVC: HuberSVC's solvers with the loss and gradient summed on the workers."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -7,7 +7,7 @@ import numpy as np
 
 from ..base import regularization
 from ..bounds.estimator import HuberSVC
-from ..bounds.solver import HuberEvaluator, huber_gradient_descent
+from ..bounds.solver import HuberEvaluator, huber_descent
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 
 
@@ -49,6 +49,12 @@ def _full(part, model, w, b):
     return loss, grad, grad_b
 
 
+def _dual_sums(part, model, w, b):
+    if part.n_samples == 0:
+        return 0.0, np.zeros(2), np.zeros(2), np.zeros((2, len(w)))
+    return part.evaluator(model).dual_sums(w, b)
+
+
 def _n_sorts(part, model):
     return part.evaluators[model].n_sorts if model in part.evaluators else 0
 
@@ -73,6 +79,9 @@ class _DaskEvaluator:
         loss, grad[:], grad_b = self._sum(_full, w, b)
         return loss, grad_b
 
+    def dual_sums(self, w, b):
+        return tuple(self._sum(_dual_sums, w, b))
+
     def n_sorts(self):
         return int(sum(self.client.gather([self.client.submit(_n_sorts, part, self.model,
                                                               pure=False)
@@ -82,19 +91,21 @@ class _DaskEvaluator:
 class DaskHuberSVC(DaskMixin, HuberSVC):
     r"""HuberSVC trained on a Dask cluster, the data staying in its partitions.
 
-    The same objective, step rule and stopping rule as
-    :class:`fastsvm.HuberSVC`: at every iteration the client sends (w, b) to
+    The same objective, solvers and stopping rules as
+    :class:`fastsvm.HuberSVC`: at every evaluation the client sends (w, b) to
     the workers, each partition returns its sums of the loss, of
     l'(m_i) y_i x_i and of l'(m_i) y_i, computed with the margin bounds of its
     own rows (its own sorted lists, re-sorted by the rule of Sec. 3 for its
-    own size), and the client adds them up and takes the step.  The model is
+    own size), and the client adds them up and takes the step; the duality
+    gap's sums are added up alike.  The model is
     the local one up to the order of summation: 1e-14 relative in the tests,
-    at a step size that descends smoothly.  The paper's eta0 = 100 makes the
+    at a step size that descends smoothly.  With ``solver='gd'`` the paper's
+    eta0 = 100 makes the
     objective oscillate, which amplifies rounding into another path (as
     switching ``margin_bounds`` does locally), and the stopping rule, on the
     objective's relative change, can then stop elsewhere: on a generated
     800-row set the local fit stopped 1e-4 above the optimum and this one
-    3 % above; ``training_info_['gradient_norm']`` tells.  ``training_info_['examined_fraction']`` is the share of
+    3 % above; ``training_info_['duality_gap']`` tells.  ``training_info_['examined_fraction']`` is the share of
     margins computed per iteration, summed over the partitions.
 
     Multi-class problems run their one-vs-rest descents concurrently, each
@@ -119,11 +130,11 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
     _local_class = HuberSVC
     _parameter_constraints = {**HuberSVC._parameter_constraints, **CLIENT_CONSTRAINT}
 
-    def __init__(self, C=1.0, kernel="linear", h=0.01, tol=1e-5, max_iter=20000, eta0=100.0,
-                 fit_intercept=True, class_weight=None, margin_bounds=True, n_jobs=None,
-                 verbose=0, client=None):
-        super().__init__(C=C, kernel=kernel, h=h, tol=tol, max_iter=max_iter, eta0=eta0,
-                         fit_intercept=fit_intercept, class_weight=class_weight,
+    def __init__(self, C=1.0, kernel="linear", h=0.01, solver="lbfgs", tol=None, max_iter=20000,
+                 eta0=100.0, fit_intercept=True, class_weight=None, margin_bounds=True,
+                 n_jobs=None, verbose=0, client=None):
+        super().__init__(C=C, kernel=kernel, h=h, solver=solver, tol=tol, max_iter=max_iter,
+                         eta0=eta0, fit_intercept=fit_intercept, class_weight=class_weight,
                          margin_bounds=margin_bounds, n_jobs=n_jobs, verbose=verbose)
         self.client = client
 
@@ -144,9 +155,9 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
 
             def solve_one(model):
                 evaluator = _DaskEvaluator(client, parts, model)
-                result = huber_gradient_descent(evaluator, self.n_features_in_, lam, weight_sum,
-                                                self.fit_intercept, self.eta0, self.tol,
-                                                self.max_iter)
+                result = huber_descent(evaluator, self.solver, self.n_features_in_, lam, self.h,
+                                       weight_sum, self.fit_intercept, self.eta0, self.tol,
+                                       self.max_iter)
                 result.n_sorts = evaluator.n_sorts()
                 return result
 
