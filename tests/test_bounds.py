@@ -367,8 +367,14 @@ def test_huber_svc_suboptimality_bound_is_a_certificate():
 
 def test_huber_svc_warns_when_not_converged():
     X, y = _problem()
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        HuberSVC(max_iter=3).fit(X, y)
+    for solver in ("lbfgs", "gd"):
+        with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+            HuberSVC(solver=solver, max_iter=3).fit(X, y)
+    # features at 1e20: the line search runs out of floating point long before max_iter,
+    # and the warning says so, with the gap reached
+    with pytest.warns(ConvergenceWarning, match="no more progress at a relative duality gap"):
+        clf = HuberSVC().fit(X * 1e20, y)
+    assert clf.n_iter_[0] < 1000 and clf.training_info_["duality_gap"][0] > 1e-3
 
 
 def test_huber_svc_labels_and_float32():

@@ -260,11 +260,18 @@ class HuberSVC(BaseSVC):
         }
         if not self.fit_intercept:
             info["suboptimality_bound"] = [r.gradient_norm ** 2 / (2 * lam) for r in results]
-        if not all(r.converged for r in results):
-            tol = HUBER_SOLVERS[self.solver] if self.tol is None else self.tol
+        tol = HUBER_SOLVERS[self.solver] if self.tol is None else self.tol
+        if any(r.exhausted for r in results):
             warnings.warn(f"{type(self).__name__} did not reach tol={tol} within "
                           f"max_iter={self.max_iter} "
                           "iterations; increase max_iter or tol", ConvergenceWarning)
+        elif not all(r.converged for r in results):
+            gap = max(r.duality_gap for r in results)
+            warnings.warn(f"{type(self).__name__}'s L-BFGS made no more progress at a relative "
+                          f"duality gap of {gap:.3g}, short of tol={tol} (in floating point: "
+                          "features of very different or extreme scales, or an extreme C, "
+                          "can cause it); scale the features (StandardScaler) or raise tol",
+                          ConvergenceWarning)
         n_iter = np.array([r.n_iter for r in results])
         if self.verbose:
             print(f"{type(self).__name__}: {n_iter.max()} iterations, objective "

@@ -50,6 +50,7 @@ class HuberResult:
     relative_change: float = float("nan")  # gradient descent: |F_t - F_{t-1}| / |F_{t-1}| at the stop
     gradient_norm: float = float("nan")    # ||grad F|| at the returned model
     duality_gap: float = float("nan")      # (F - D) / |F| at the returned model (huber_duality)
+    exhausted: bool = False                # stopped unconverged by max_iter (not by L-BFGS)
 
     @property
     def n_iter(self):
@@ -320,14 +321,16 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
         state["next_check"] = state["iteration"] + 1 + int(CHECK_SPACING * state["iteration"])
 
     try:
-        x = scipy.optimize.minimize(objective, np.zeros(d + int(fit_intercept)), jac=True,
-                                    method="L-BFGS-B", callback=certify,
-                                    options={"maxiter": max_iter, "maxfun": max_iter,
-                                             "ftol": 0.0, "gtol": 0.0}).x
+        solution = scipy.optimize.minimize(objective, np.zeros(d + int(fit_intercept)),
+                                           jac=True, method="L-BFGS-B", callback=certify,
+                                           options={"maxiter": max_iter, "maxfun": max_iter,
+                                                    "ftol": 0.0, "gtol": 0.0})
         # out of iterations, or no more progress (at the optimum, or short of tol)
+        x = solution.x
         result.duality_gap = relative_gap(evaluator, *split(x), lam, h, weight_sum,
                                           fit_intercept)
         result.converged = bool(result.duality_gap <= tol)
+        result.exhausted = max(solution.nit, solution.nfev) >= max_iter
     except _Certified as stop:
         x, result.duality_gap, result.converged = stop.x, stop.gap, True
     w, b = split(x)
@@ -377,6 +380,7 @@ def huber_gradient_descent(evaluator, n_features, lam, weight_sum, fit_intercept
         if fit_intercept:
             b -= eta * grad_b / weight_sum
     result.w, result.b, result.step_size = w, b, eta
+    result.exhausted = not result.converged
     return result
 
 
