@@ -130,7 +130,7 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
     _local_class = HuberSVC
     _parameter_constraints = {**HuberSVC._parameter_constraints, **CLIENT_CONSTRAINT}
 
-    def __init__(self, C=1.0, kernel="linear", h=0.01, solver="lbfgs", tol=None, max_iter=20000,
+    def __init__(self, C=1.0, kernel="linear", h=0.5, solver="lbfgs", tol=None, max_iter=20000,
                  eta0=100.0, fit_intercept=True, class_weight=None, margin_bounds=True,
                  n_jobs=None, verbose=0, client=None):
         super().__init__(C=C, kernel=kernel, h=h, solver=solver, tol=tol, max_iter=max_iter,
