@@ -256,7 +256,8 @@ def relative_gap(evaluator, w, b, lam, h, weight_sum, fit_intercept):
 
 #: After a duality gap above tol at L-BFGS iteration k, the next is computed at iteration
 #: k + 1 + int(CHECK_SPACING k): O(log) passes for the gap instead of one per iteration
-#: (which doubled the cost of a fit), at most CHECK_SPACING more iterations than needed.
+#: (which doubled the cost of a fit), at the price of at most a share CHECK_SPACING more
+#: iterations than needed.
 CHECK_SPACING = 0.2
 
 
@@ -278,9 +279,9 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
     paper's descent stopped 6 % above F*, on unscaled features 5x above it).  Every
     function evaluation is one ``evaluator.evaluate`` (with the margin bounds when it has
     them; they hold for any w).  After an iteration that lowered F by at most ``tol`` |F|
-    the relative duality gap of :func:`huber_duality` (one plain pass) decides: stop once
-    (F - D) / |F| <= ``tol``, a certificate that F - F* <= tol |F|; else stop unconverged
-    after ``max_iter``
+    (then at iterations spaced by ``CHECK_SPACING``) the relative duality gap of
+    :func:`huber_duality` (one plain pass) decides: stop once (F - D) / |F| <= ``tol``, a
+    certificate that F - F* <= tol |F|; else stop unconverged after ``max_iter``
     iterations or evaluations, or when the line search can make no more progress.
     """
     d = n_features
