@@ -27,7 +27,7 @@ kernel method gets that number.  Estimators (each with both class weights):
   multi_class='ovr', shared_budget=False)`` (the paper's steps; 500 per
   class on usps-multi);
 * ``NystromSVC(C, gamma, n_components=1000, solver='assg')`` (Snacks);
-* ``HuberSVC(C=1)``: linear, its default tol; deterministic, once;
+* ``HuberSVC(C=1)``: linear, L-BFGS to its default duality gap; deterministic, once;
 * ``PegasosSVC(kernel='linear', C=0.1)``: linear (its last iterate is noisy
   at larger C);
 * ``MarginSGDSVC()`` at its defaults (it tunes gamma and M itself; it has
