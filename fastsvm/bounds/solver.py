@@ -195,10 +195,9 @@ def huber_descent(evaluator, solver, n_features, lam, h, weight_sum, fit_interce
                   max_iter, progress=None):
     """Minimise the Huber SVM's F(w, b) with the sums from ``evaluator`` (a
     :class:`HuberEvaluator`, or anything with its ``evaluate``, ``full`` and ``dual_sums``) by
-    ``solver``, 'lbfgs' (:func:`huber_lbfgs`) or 'gd' (:func:`huber_gradient_descent`);
-    ``tol`` None is the solver's default (``HUBER_SOLVERS``).  Either way the result reports
-    the relative duality gap and ||grad F|| at the returned model."""
-    tol = HUBER_SOLVERS[solver] if tol is None else tol
+    ``solver``, 'lbfgs' (:func:`huber_lbfgs`) or 'gd' (:func:`huber_gradient_descent`).
+    Either way the result reports the relative duality gap and ||grad F|| at the returned
+    model."""
     if solver == "lbfgs":
         result = huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol,
                              max_iter, progress)

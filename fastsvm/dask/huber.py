@@ -156,7 +156,7 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
             def solve_one(model):
                 evaluator = _DaskEvaluator(client, parts, model)
                 result = huber_descent(evaluator, self.solver, self.n_features_in_, lam, self.h,
-                                       weight_sum, self.fit_intercept, self.eta0, self.tol,
+                                       weight_sum, self.fit_intercept, self.eta0, self._tol(),
                                        self.max_iter)
                 result.n_sorts = evaluator.n_sorts()
                 return result
