@@ -70,6 +70,18 @@ SCALED_REFERENCE
     model instead of w' itself (see ``fastsvm.bounds._kernels.pegasos_steps``):
     the same decisions, fewer margins computed.  False gives the paper's
     Algorithm 3 exactly (the benchmark runs both).
+PACKED_DENSE_FROM
+    CSR input with at least this share of stored entries reaches the compiled
+    row loops of HuberSVC, PegasosSVC and BudgetSVC as a dense array (see
+    ``fastsvm._packed.PackedData``), which takes at most 1 / PACKED_DENSE_FROM
+    x 8 bytes (32) per stored entry, against 16 for the CSR arrays with int64
+    indices, and fewer from 50 % stored entries on.  The CSR loops read each
+    entry through its column index and do not vectorise: fit time, CSR input /
+    the same rows dense, HuberSVC and linear PegasosSVC at their defaults:
+    a9a (11 % stored) 0.60x and 0.61x (CSR faster), covtype (22 %) 1.01x and
+    1.24x, phishing (44 %) 1.44x and 1.39x, ijcnn1 (59 %) 1.16x and 1.49x,
+    usps (100 %, 256 features) 3.9x and 4.7x; BudgetSVC 0.88x on a9a, 1.15x
+    on ijcnn1, 1.07x on usps.  The break-even lies at 18-22 % stored entries.
 PREFIX_SUMS_MAX_BYTES
     ``HuberSVC`` stores the prefix sums of all sorted points (n x d doubles,
     Algorithm 1) while they fit in this many bytes, and otherwise only the
@@ -112,6 +124,7 @@ EMBED_CHUNK_BYTES = 64 * 2**20
 EMBED_DTYPE = "float32"
 NYSTROM_RTOL = 1e-7
 RESORT_C = 10.0
+PACKED_DENSE_FROM = 0.25
 PREFIX_SUMS_MAX_BYTES = 512 * 2**20
 SCALED_REFERENCE = True
 GRAM_MAX_BYTES = 4 * 2**30

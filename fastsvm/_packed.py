@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import _options
 from ._exp import exp_nonpositive
 from ._options import JIT_OPTIONS
 from ._validation import canonical_csr, check_sparse_structure
@@ -36,9 +37,13 @@ class PackedData:
 
         The compiled kernels read and write through CSR column indices
         unchecked, so they are verified here (scipy does not check them on
-        construction), and duplicate entries are summed on a copy.
+        construction), and duplicate entries are summed on a copy.  CSR input
+        with at least ``_options.PACKED_DENSE_FROM`` stored entries is packed
+        dense: the compiled row loops are then contiguous and vectorise.
         """
         X = canonical_csr(check_sparse_structure(X))
+        if sp.issparse(X) and X.nnz >= _options.PACKED_DENSE_FROM * X.shape[0] * X.shape[1]:
+            X = X.toarray()
         if sp.issparse(X):
             return cls(np.empty((0, 0), dtype=X.dtype), X.data,
                        X.indices.astype(np.int64, copy=False),

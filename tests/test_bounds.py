@@ -64,6 +64,7 @@ def test_huber_gradient_matches_finite_differences():
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.usefixtures("csr_loops")
 def test_full_evaluation_matches_oracle(sparse, dtype, weighted):
     X, y = _problem(sparse=sparse, dtype=dtype)
     packed = PackedData.from_matrix(X)
@@ -88,6 +89,7 @@ def test_full_evaluation_matches_oracle(sparse, dtype, weighted):
 @pytest.mark.parametrize("step", [0.0, 1e-3, 3e-2, 1.0])
 @pytest.mark.parametrize("offset_change", [0.0, 0.05])
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.usefixtures("csr_loops")
 def test_bounded_evaluation_is_exact(monkeypatch, sparse, prefix_sums, step, offset_change,
                                      weighted):
     """Loss and gradient of Algorithm 2 equal the plain ones at w' + step, b' + change,
@@ -315,6 +317,7 @@ def test_huber_conjugate_and_weak_duality():
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.usefixtures("csr_loops")
 def test_huber_svc_lbfgs_reaches_the_optimum(sparse, fit_intercept):
     """The default solver's objective is within tol = 1e-3 of an exact solve of the same
     weighted problem, and the gap it reports bounds its true suboptimality."""
@@ -369,6 +372,7 @@ def test_huber_svc_labels_and_float32():
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("bias_feature", [1.0, 0.0])
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.usefixtures("csr_loops")
 def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted):
     """Without bounds, with Algorithm 3's and with the scaled-reference bound."""
     X, y = _problem(n=120, d=5, sparse=sparse)
@@ -663,6 +667,7 @@ KERNELS = {
 @pytest.mark.parametrize("bias2", [1.0, 0.0])
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.usefixtures("csr_loops")
 def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, weighted):
     X, y = _problem(n=80, d=4, sparse=sparse)
     lam = 1e-2

@@ -50,6 +50,7 @@ def _naive_from_state(state, lam, gamma, budget, maintenance, method):
 @pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("layout", ["dense", "csr", "float32"])
 @pytest.mark.parametrize("gamma", [0.5, 4.0])
+@pytest.mark.usefixtures("csr_loops")
 def test_each_sgd_step_matches_oracle(maintenance, method, layout, gamma):
     """Every compiled step, from the compiled state before it, equals one oracle step.
 
@@ -201,6 +202,7 @@ KERNELS = {
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 @pytest.mark.parametrize("layout", ["dense", "csr"])
+@pytest.mark.usefixtures("csr_loops")
 def test_other_kernels_with_removal_match_oracle(name, layout):
     kernel, function = KERNELS[name]
     X, y, order = _problem(seed=4)

@@ -226,6 +226,7 @@ def test_n_jobs_does_not_change_the_result():
     assert_array_equal(one.intercept_, two.intercept_)
 
 
+@pytest.mark.usefixtures("csr_loops")
 def test_dense_sparse_and_float32_agree():
     X, y = _moons()
     dense = BudgetSVC(budget=20, random_state=0).fit(X, y)

@@ -199,6 +199,7 @@ SPARSE_CASES = [
 
 
 @pytest.mark.parametrize("name, kernel", SPARSE_CASES)
+@pytest.mark.usefixtures("csr_loops")
 def test_sparse_and_dense_input_give_the_same_model(name, kernel, data):
     """test_sparse.py::test_svc and friends: CSR input is the same problem as dense, with
     sample weights too, and a sparse model predicts dense input alike."""
@@ -218,6 +219,7 @@ def test_sparse_and_dense_input_give_the_same_model(name, kernel, data):
 
 
 @pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+@pytest.mark.usefixtures("csr_loops")
 def test_float32_csr_far_from_the_origin_is_the_dense_problem(name):
     """gamma='scale' and the rows' squared norms of float32 CSR input are computed in
     float64, as for dense input: at an offset of 3e4 their float32 sums had lost the
@@ -239,6 +241,7 @@ def test_row_norms_of_float32_csr_are_summed_in_float64():
     assert_allclose(row_sq_norms(sp.csr_matrix(X)), expected, rtol=1e-12)
 
 
+@pytest.mark.usefixtures("csr_loops")
 def test_sparse_and_dense_huber(data):
     X, y = data
     X = np.where(np.abs(X) > 0.8, X, 0.0)
@@ -247,3 +250,25 @@ def test_sparse_and_dense_huber(data):
     # the same iterates up to rounding (dense prefix sums, sparse boundary sums), which the
     # first steps amplify a little
     assert_allclose(sparse.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("share, packed_dense", [(0.1, False), (0.6, True)])
+def test_csr_input_is_packed_dense_from_a_quarter_of_stored_entries(share, packed_dense):
+    """CSR input storing at least PACKED_DENSE_FROM of its entries is packed dense; either
+    way the models equal those the CSR loops learn from it, and a sparser input stays CSR."""
+    from fastsvm._packed import PackedData
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 12)) * (rng.random((300, 12)) < share)
+    y = (X @ rng.normal(size=12) > 0).astype(int)
+    X = sp.csr_matrix(X)
+    assert PackedData.from_matrix(X).is_sparse is not packed_dense
+    assert PackedData.from_matrix(X.astype(np.float32)).dense.dtype == np.float32
+    estimators = [HuberSVC(), PegasosSVC(random_state=0), BudgetSVC(budget=30, random_state=0)]
+    packed = [est.fit(X, y).decision_function(X) for est in estimators]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_options, "PACKED_DENSE_FROM", np.inf)
+        assert PackedData.from_matrix(X).is_sparse
+        loops = [est.fit(X, y).decision_function(X) for est in estimators]
+    for a, b in zip(packed, loops):     # up to rounding (sums in another order)
+        assert_allclose(a, b, rtol=1e-5, atol=1e-6)
