@@ -107,7 +107,8 @@ def _add_estimator_options(train):
     """The estimator options; each ``dest`` is the estimator parameter it sets."""
     common = train.add_argument_group("model options (the estimator's default when left out)")
     common.add_argument("-c", "--C", type=float, dest="C",
-                        help="regularisation C > 0 (lambda = 1 / (C * sum of sample weights))")
+                        help="regularisation C > 0 (lambda = 1 / (C * sum of sample weights); "
+                             "margin-sgd: the cap on each coefficient)")
     common.add_argument("-t", "--kernel", type=_kernel, dest="kernel",
                         choices=["linear", "poly", "rbf", "sigmoid", "laplacian"],
                         help="kernel (LIBSVM's numbers 0-3 also work); every solver but huber")

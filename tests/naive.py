@@ -319,13 +319,13 @@ def weight_distance(K, beta, beta_ref):
 
 
 # ---------------------------------------------------------------- margin SGD (Orchel & Suykens)
-def margin_sgd_pass(X, y, order, gamma, M, update, weight=None, kernel=None):
+def margin_sgd_pass(X, y, order, gamma, M, update, weight=None, kernel=None, C=np.inf):
     """One pass of margin SGD with extreme early stopping: alpha per training point.
 
     Each point's coefficient is decided at its first draw from
     m = y_k sum_j y_j alpha_j k(x_j, x_k) over the points decided before it,
-    and scaled by weight[k] (default 1); k is the RBF kernel of width gamma
-    unless ``kernel(x, z)`` is given.
+    capped at C and scaled by weight[k] (default 1); k is the RBF kernel of
+    width gamma unless ``kernel(x, z)`` is given.
     """
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     kernel = kernel or (lambda a, b: rbf(a, b, gamma))
@@ -338,7 +338,8 @@ def margin_sgd_pass(X, y, order, gamma, M, update, weight=None, kernel=None):
         decided[k] = True
         f = sum(y[j] * alpha[j] * kernel(X[j], X[k]) for j in np.flatnonzero(alpha))
         if y[k] * f <= M:
-            alpha[k] = weight[k] * (max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0)
+            value = max(0.0, 1.0 - y[k] * f) if update == "squared-hinge" else 1.0
+            alpha[k] = weight[k] * min(C, value)
     return alpha
 
 

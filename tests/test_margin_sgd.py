@@ -26,15 +26,15 @@ def _problem(n=150, d=5, seed=0, sparse=False):
 @pytest.mark.parametrize("update", ["squared-hinge", "constant"])
 @pytest.mark.parametrize("sampling", ["replacement", "permutation"])
 @pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
-@pytest.mark.parametrize("M", [0.5, 1.0, 3.0])
-def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_from, M):
+@pytest.mark.parametrize("M, C", [(0.5, np.inf), (1.0, np.inf), (3.0, np.inf), (3.0, 0.6)])
+def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_from, M, C):
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)   # several blocks and storage growth
     monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)   # BLAS or sparse rows
     X, y = _problem(sparse=sparse)
     order = draw_order(np.arange(len(y)), sampling, np.random.default_rng(1))
-    result = run_pass(X, row_sq_norms(X), y[None], np.ones(len(y)), Kernel("rbf", 0.3), M,
+    result = run_pass(X, row_sq_norms(X), y[None], np.ones(len(y)), Kernel("rbf", 0.3), M, C,
                       update, order)
-    alpha = naive.margin_sgd_pass(X, y, order, 0.3, M, update)
+    alpha = naive.margin_sgd_pass(X, y, order, 0.3, M, update, C=C)
     got = np.zeros(len(y))
     got[result.support] = y[result.support] * result.dual[0]
     assert_allclose(got, alpha, rtol=1e-10, atol=1e-12)
@@ -52,6 +52,24 @@ def test_one_pass_matches_oracle(monkeypatch, update, sampling, sparse, dense_fr
 
 
 
+
+@pytest.mark.parametrize("C", [0.4, 1.0, np.inf])
+def test_capped_rule_is_the_first_epoch_of_dual_coordinate_descent(C):
+    """With the Gaussian kernel (k(x, x) = 1) and M above every margin, rule (6) capped at C
+    is the first epoch of dual coordinate descent on the SVM dual without offset, box C."""
+    X, y = _problem(n=120, seed=5)
+    order = np.random.default_rng(3).permutation(len(y)).astype(np.int64)
+    result = run_pass(X, row_sq_norms(X), y[None], np.ones(len(y)), Kernel("rbf", 0.5), 1e9, C,
+                      "squared-hinge", order)
+    got = np.zeros(len(y))
+    got[result.support] = y[result.support] * result.dual[0]
+    values, vectors = np.linalg.eigh(rbf_kernel(X, gamma=0.5))
+    features = vectors * np.sqrt(np.maximum(values, 0.0))       # K = features features^T
+    want = np.zeros(len(y))
+    naive.dcd_epoch(features, y, 0.0, np.full(len(y), C), order, want, np.zeros(len(y) + 1))
+    assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    assert (want.max() == C) is np.isfinite(C)       # the cap binds where there is one
+
 @pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
 def test_problems_sharing_a_pass_match_their_own_passes(monkeypatch, sparse, dense_from):
     """One pass for three one-vs-rest problems gives each the coefficients of its own pass;
@@ -65,11 +83,12 @@ def test_problems_sharing_a_pass_match_their_own_passes(monkeypatch, sparse, den
     weight = np.random.default_rng(2).choice([0.5, 1.0, 2.0], size=len(labels))
     order = draw_order(np.arange(len(labels)), "replacement", np.random.default_rng(1))
     kernel = Kernel("rbf", 0.3)
-    shared = run_pass(X, row_sq_norms(X), Y, weight, kernel, 0.8, "squared-hinge", order)
+    shared = run_pass(X, row_sq_norms(X), Y, weight, kernel, 0.8, 1.0, "squared-hinge", order)
     assert len(np.unique(shared.support)) == len(shared.support) < 3 * len(labels)
     assert shared.n_visited == len(np.unique(order))
     for o, y in enumerate(Y):
-        own = run_pass(X, row_sq_norms(X), y[None], weight, kernel, 0.8, "squared-hinge", order)
+        own = run_pass(X, row_sq_norms(X), y[None], weight, kernel, 0.8, 1.0, "squared-hinge",
+                       order)
         mine = shared.dual[o] != 0
         assert_array_equal(shared.support[mine], own.support)
         assert_allclose(shared.dual[o, mine], own.dual[0], rtol=1e-10, atol=1e-12)
@@ -99,9 +118,10 @@ def test_one_pass_with_weights_and_other_kernels_matches_oracle(monkeypatch, nam
     data = (np.array([[function(a, b) for b in dense] for a in dense]) if kernel.on_gram
             else X)
     order = draw_order(np.arange(len(y)), "replacement", np.random.default_rng(1))
-    result = run_pass(data, row_sq_norms(X), y[None], weight, kernel, 0.8, "squared-hinge",
+    result = run_pass(data, row_sq_norms(X), y[None], weight, kernel, 0.8, 0.9, "squared-hinge",
                       order)
-    alpha = naive.margin_sgd_pass(X, y, order, None, 0.8, "squared-hinge", weight, function)
+    alpha = naive.margin_sgd_pass(X, y, order, None, 0.8, "squared-hinge", weight, function,
+                                  C=0.9)
     got = np.zeros(len(y))
     got[result.support] = y[result.support] * result.dual[0]
     assert_allclose(got, alpha, rtol=1e-10, atol=1e-12)
@@ -172,7 +192,7 @@ def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
     monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
     X, y = _problem(sparse=sparse)
     result = run_pass(X, row_sq_norms(X), y[None], np.ones(len(y)), Kernel("rbf", 0.3), 1.0,
-                      "squared-hinge",
+                      np.inf, "squared-hinge",
                       draw_order(np.arange(len(y)), "permutation", np.random.default_rng(0)))
     rows = np.arange(0, len(y), 3)
     dense = X.toarray() if sparse else X

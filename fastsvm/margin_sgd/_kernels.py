@@ -8,12 +8,16 @@ weights; see :class:`fastsvm.MarginSGDSVC` for the derivation):
 
     m_k = y_k f_{k-1}(x_k),
     'squared-hinge' (the paper's rule (6), derived in its appendix):
-        alpha_k = c_k max(0, 1 - m_k)  if m_k <= M,  else 0;
+        alpha_k = c_k min(C, max(0, 1 - m_k))  if m_k <= M,  else 0;
     'constant' (the original margin SGD rule):
-        alpha_k = c_k                  if m_k <= M,  else 0.
+        alpha_k = c_k min(C, 1)                if m_k <= M,  else 0.
 
-(The constant's value only scales f, and with it the margins against M, so
-1 loses no generality: another constant c is the same model with M / c.)
+The cap C (infinite in the paper) is the box of the SVM dual: rule (6) is
+the first epoch of dual coordinate descent on that dual without offset,
+alpha_k <- clip(alpha_k + (1 - m_k) / k(x_k, x_k), 0, C), from alpha = 0
+with k(x, x) = 1 (the Gaussian kernel).  (The constant's value only scales
+f, and with it the margins against M, so 1 loses no generality: another
+constant c is the same model with M / c.)
 
 The driver (:mod:`fastsvm.margin_sgd.solver`) evaluates a block of points
 against the support vectors found before the block at once: the dot
@@ -34,13 +38,13 @@ CONSTANT = 1
 
 
 @njit(**JIT_OPTIONS)
-def decide_block(f_before, K_block, y, weight, M, rule, alpha):
+def decide_block(f_before, K_block, y, weight, M, C, rule, alpha):
     """Set the coefficients ``alpha`` of one block of visits, in order.
 
     ``f_before[j]`` is f at point j of the block from the support vectors
     before the block, ``K_block`` the kernel matrix of the block's points,
-    ``weight[j]`` the point's weight c_j; the margin of point j adds the
-    block's earlier support vectors.
+    ``weight[j]`` the point's weight c_j, ``C`` the cap (inf: none); the
+    margin of point j adds the block's earlier support vectors.
     """
     for j in range(len(y)):
         f = f_before[j]
@@ -51,9 +55,9 @@ def decide_block(f_before, K_block, y, weight, M, rule, alpha):
         if m > M:
             alpha[j] = 0.0
         elif rule == SQUARED_HINGE:
-            alpha[j] = weight[j] * max(0.0, 1.0 - m)
+            alpha[j] = weight[j] * min(C, max(0.0, 1.0 - m))
         else:
-            alpha[j] = weight[j]
+            alpha[j] = weight[j] * min(C, 1.0)
 
 
 @njit(**JIT_OPTIONS)

@@ -152,12 +152,13 @@ def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel):
            support, dual, kernel) for part in parts])
 
 
-def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
+def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None):
     """One pass of margin SGD over the first draws in ``order`` (int64 row indices), for
     the binary problems with targets ``Y`` (n_models x n_samples, +-1) at once.
 
     ``X`` is a float C-ordered array or a canonical CSR matrix, ``X_sq`` its
-    squared row norms, ``weight`` the points' weights c_i and ``kernel`` a
+    squared row norms, ``weight`` the points' weights c_i, ``C`` the cap on
+    the coefficients (inf: none; see :mod:`fastsvm.margin_sgd._kernels`) and ``kernel`` a
     :class:`fastsvm.kernels.Kernel`; for a kernel matrix ('precomputed',
     callable) X is that n x n matrix and values are looked up.  Visits are
     processed in blocks of ``_options.MARGIN_SGD_BLOCK``: f at the block's
@@ -204,7 +205,7 @@ def run_pass(X, X_sq, Y, weight, kernel, M, update, order, progress=None):
         alpha = np.empty((len(Y), len(rows)))
         for o, y in enumerate(Y):
             K.decide_block(np.ascontiguousarray(f_before[:, o]), K_block, y[rows],
-                           weight[rows], M, rule, alpha[o])
+                           weight[rows], M, C, rule, alpha[o])
         new = np.flatnonzero(np.any(alpha > 0, axis=0))
         if n_sv + len(new) > capacity:
             capacity = max(2 * capacity, n_sv + len(new))
