@@ -30,8 +30,8 @@ kernel method gets that number.  Estimators (each with both class weights):
 * ``HuberSVC(C=1)``: linear, L-BFGS to its default duality gap; deterministic, once;
 * ``PegasosSVC(kernel='linear', C=0.1)``: linear (its last iterate is noisy
   at larger C);
-* ``MarginSGDSVC()`` at its defaults (it tunes gamma and M itself; it has
-  no C).
+* ``MarginSGDSVC()`` at its defaults (it tunes gamma and M itself; its
+  coefficients are capped at its default C = 1).
 
 The stochastic fastsvm estimators run ``--runs`` times (seeds 0, 1, ...),
 the two class weights back to back for each seed: mean +- std of balanced
@@ -155,7 +155,7 @@ def model_settings(args):
         "NystromSVC": f"C, gamma of the task, n_components={args.components}",
         "HuberSVC": "C=1, linear, default tol",
         "PegasosSVC": "C=0.1, linear",
-        "MarginSGDSVC": "defaults (gamma and M tuned; no C)",
+        "MarginSGDSVC": "defaults (gamma and M tuned; coefficients capped at C = 1)",
     }
 
 

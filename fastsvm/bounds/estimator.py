@@ -108,7 +108,9 @@ class HuberSVC(BaseSVC):
     and 0.1 s against 2.3 and 1.8 s.  Nearly separable problems are slow to
     certify: at h = 0.01 usps' one-vs-rest problems (F* = 0.006) took up to
     4,500 evaluations each, 25 s against the descent's 7 s (which stops at a
-    gap of 2.1); at the default h = 0.5, up to 962 (15-17 s).  Either stops
+    gap of 2.1); at the default h = 0.5, up to 962 (15-17 s; 4.1-4.8 s
+    since CSR input with at least 25 % stored entries, usps's every pixel,
+    is packed dense: ``_options.PACKED_DENSE_FROM``).  Either stops
     unconverged after ``max_iter`` iterations.
 
     With ``margin_bounds=True`` each evaluation computes the loss and gradient
