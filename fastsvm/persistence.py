@@ -1085,6 +1085,8 @@ def load_model(path):
                 params.setdefault("multi_class", "ovr")
             if est_name == "NystromSVC":    # files from before one-vs-one were one-vs-rest
                 params.setdefault("multi_class", "ovr")
+            if est_name == "MarginSGDSVC":  # files from before the cap were uncapped
+                params.setdefault("C", None)
             try:
                 estimator = cls(**params)
                 estimator._validate_params()

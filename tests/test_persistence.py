@@ -567,3 +567,19 @@ def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path
     _assert_format_error(_rewrite(path, tmp_path / "big.npz", support_=support), "support_")
     _assert_format_error(_rewrite(path, tmp_path / "extra.npz", coef_=np.zeros((1, 3))),
                          "unexpected entry coef_")
+
+
+def test_margin_sgd_files_from_before_the_cap_load_uncapped(data, tmp_path):
+    """A MarginSGDSVC file keeps its cap C; one without ``C`` predates the cap, and loads with
+    C=None, the uncapped rule it was trained by, predicting as saved."""
+    X, y = data
+    clf = MarginSGDSVC(gamma=0.5, C=0.5, random_state=0).fit(X, y)
+    save_model(clf, tmp_path / "capped.npz")
+    loaded = load_model(tmp_path / "capped.npz")
+    assert loaded.C == 0.5
+    _assert_same_model(clf, loaded, X)
+    meta = _meta(tmp_path / "capped.npz")
+    del meta["params"]["C"]
+    old = load_model(_rewrite(tmp_path / "capped.npz", tmp_path / "old.npz", meta=meta))
+    assert old.C is None
+    np.testing.assert_array_equal(old.decision_function(X), clf.decision_function(X))
