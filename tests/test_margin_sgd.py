@@ -70,6 +70,7 @@ def test_capped_rule_is_the_first_epoch_of_dual_coordinate_descent(C):
     assert_allclose(got, want, rtol=1e-8, atol=1e-10)
     assert (want.max() == C) is np.isfinite(C)       # the cap binds where there is one
 
+
 @pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
 def test_problems_sharing_a_pass_match_their_own_passes(monkeypatch, sparse, dense_from):
     """One pass for three one-vs-rest problems gives each the coefficients of its own pass;
