@@ -41,9 +41,10 @@ class PackedData:
         with at least ``_options.PACKED_DENSE_FROM`` stored entries is packed
         dense: the compiled row loops are then contiguous and vectorise.
         """
-        X = canonical_csr(check_sparse_structure(X))
+        X = check_sparse_structure(X)
         if sp.issparse(X) and X.nnz >= _options.PACKED_DENSE_FROM * X.shape[0] * X.shape[1]:
-            X = X.toarray()
+            X = X.toarray()         # sums duplicates itself
+        X = canonical_csr(X)
         if sp.issparse(X):
             return cls(np.empty((0, 0), dtype=X.dtype), X.data,
                        X.indices.astype(np.int64, copy=False),

@@ -159,8 +159,8 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None):
     ``X`` is a float C-ordered array or a canonical CSR matrix, ``X_sq`` its
     squared row norms, ``weight`` the points' weights c_i, ``C`` the cap on
     the coefficients (inf: none; see :mod:`fastsvm.margin_sgd._kernels`)
-    and ``kernel`` a :class:`fastsvm.kernels.Kernel`; for a kernel matrix ('precomputed',
-    callable) X is that n x n matrix and values are looked up.  Visits are
+    and ``kernel`` a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
+    ('precomputed', callable) X is that n x n matrix and values are looked up.  Visits are
     processed in blocks of ``_options.MARGIN_SGD_BLOCK``: f at the block's
     points from the support vectors found before it is one kernel-matrix
     product; the contributions of support vectors added inside the block
