@@ -21,7 +21,11 @@ a callable       ``kernel(A, B)`` returns K(A, B), as     by lookup in K(X, X),
 'sigmoid' is not positive semi-definite for most parameters: it has no
 feature space, which the margin bounds of ``PegasosSVC`` need.
 
-Batch evaluation goes through BLAS (``X @ Z.T``) in row blocks of
+Batch evaluation goes through SciPy's BLAS (:func:`fastsvm._blas.gemm_nt`,
+which says why): the dot products of K(A, B) for dense rows
+(:meth:`Kernel.__call__`; CSR rows go through scikit-learn's pairwise
+kernels) and the products of expansions K(X, centers) @ coef
+(:meth:`Kernel.expansion`), in row blocks of
 ``fastsvm._options.PREDICT_CHUNK_ROWS``, for dense and CSR sparse X alike.
 """
 
@@ -30,9 +34,10 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
+from sklearn.metrics.pairwise import pairwise_kernels
 
 from . import _options
+from ._blas import gemm_nt
 
 #: SVC's kernel names; every estimator also accepts a callable (see :class:`Kernel`).
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -117,10 +122,20 @@ class Kernel:
         """
         if self.name == "callable":
             return self._call_function(A, B)
+        same = A is B
         A = A.astype(np.float64, copy=False)
         B = B.astype(np.float64, copy=False)
-        params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
-        return pairwise_kernels(A, B, metric=self.name, **{k: params[k] for k in _USES[self.name]})
+        if self.name == "laplacian" or sp.issparse(A) or sp.issparse(B):
+            params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+            return pairwise_kernels(A, B, metric=self.name,
+                                    **{k: params[k] for k in _USES[self.name]})
+        dots = gemm_nt(A, B)
+        if self.name != "rbf":
+            return self.from_dots(dots, None, None)
+        K = self.from_dots(dots, row_sq_norms(A), row_sq_norms(B))
+        if same:                # exactly 1, as scikit-learn's euclidean_distances(X, X) gives
+            np.fill_diagonal(K, 1.0)
+        return K
 
     def _call_function(self, A, B):
         shape = (_num_rows(A), _num_rows(B))
@@ -139,9 +154,13 @@ class Kernel:
     def from_dots(self, dots, sq_a, sq_b):
         """K from the dot products ``dots`` (rows x columns) and the rows' and columns'
         squared norms (NumPy; ``dots`` may be overwritten)."""
-        if self.name == "rbf":
-            d2 = sq_a[:, None] + sq_b[None, :] - 2.0 * dots
-            return np.exp(-self.gamma * np.maximum(d2, 0.0))
+        if self.name == "rbf":          # in place: n x m temporaries cost as much as the product
+            dots *= -2.0
+            dots += sq_a[:, None]
+            dots += sq_b[None, :]
+            np.maximum(dots, 0.0, out=dots)
+            dots *= -self.gamma
+            return np.exp(dots, out=dots)
         if self.name == "linear":
             return dots
         dots *= self.gamma
@@ -182,21 +201,30 @@ class Kernel:
             A sparse ``coef`` (each center weighted in few outputs, as one-vs-one
             pairs) is applied as (coef^T K^T)^T, in time linear in its non-zeros.
 
+        Blocks of CSR rows that are not very sparse are made dense first
+        (:func:`dense_blocks_pay`).
+
         Returns
         -------
         F : ndarray of shape (n_samples, n_outputs)
         """
-        if self.name == "rbf":
-            return rbf_expansion(X, centers, coef, self.gamma)
         n = _num_rows(X)
         out = np.zeros((n, coef.shape[1]))
         if coef.shape[0] == 0:
             return out
         step = chunk_rows(coef.shape[0])
+        densify = not self.on_gram and dense_blocks_pay(X)
         coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
         for start in range(0, n, step):
-            K = self.between(_take(X, slice(start, start + step)), centers)
-            out[start:start + step] = K @ coef if coef_t is None else (coef_t @ K.T).T
+            block = _take(X, slice(start, start + step))
+            block = block.toarray() if densify else block
+            if coef_t is None:
+                out[start:start + step] = gemm_nt(self.between(block, centers), coef.T)
+                continue
+            # the sparse product reads K^T by rows: computed so, not transposed
+            K_t = (np.ascontiguousarray(self.between(block, centers).T)
+                   if self.name == "precomputed" else self(centers, block))
+            out[start:start + step] = (coef_t @ K_t).T
         return out
 
 
@@ -233,44 +261,3 @@ def dense_blocks_pay(X):
     single-threaded; a dense block goes to BLAS)."""
     return (sp.issparse(X) and X.shape[1] <= _options.DENSIFY_MAX_FEATURES
             and X.nnz >= _options.DENSIFY_MIN_DENSITY * X.shape[0] * X.shape[1])
-
-
-def rbf_expansion(X, centers, coef, gamma):
-    """Evaluate F = K(X, centers) @ coef for the RBF kernel blockwise without forming all of K.
-
-    Blocks of a CSR matrix that is not very sparse are made dense first (see
-    :func:`dense_blocks_pay`).
-
-    Parameters
-    ----------
-    X : {ndarray, csr_matrix} of shape (n_samples, n_features)
-    centers : ndarray of shape (n_centers, n_features)
-    coef : ndarray or sparse array of shape (n_centers, n_outputs)
-    gamma : float
-
-    Returns
-    -------
-    F : ndarray of shape (n_samples, n_outputs)
-    """
-    if centers.shape[0] == 0:
-        return np.zeros((X.shape[0], coef.shape[1]))
-    out = np.empty((X.shape[0], coef.shape[1]))
-    center_sq = row_sq_norms(centers)[np.newaxis, :]
-    step = chunk_rows(centers.shape[0])
-    densify = dense_blocks_pay(X)
-    sparse_coef = sp.issparse(coef)
-    coef_t = sp.csr_array(coef.T) if sparse_coef else None
-    for start in range(0, X.shape[0], step):
-        block = X[start:start + step]
-        if densify:                 # a dense BLAS product beats CSR x dense here
-            block = block.toarray()
-        if block.dtype != np.float64:
-            block = block.astype(np.float64)
-        if sparse_coef:             # K^T, centers by rows, for (coef^T K^T)^T
-            d2 = euclidean_distances(centers, block, X_norm_squared=center_sq.T, squared=True)
-        else:
-            d2 = euclidean_distances(block, centers, Y_norm_squared=center_sq, squared=True)
-        np.multiply(d2, -gamma, out=d2)
-        np.exp(d2, out=d2)
-        out[start:start + step] = (coef_t @ d2).T if sparse_coef else d2 @ coef
-    return out

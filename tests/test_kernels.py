@@ -272,3 +272,35 @@ def test_csr_input_is_packed_dense_from_a_quarter_of_stored_entries(share, packe
         loops = [est.fit(X, y).decision_function(X) for est in estimators]
     for a, b in zip(packed, loops):     # up to rounding (sums in another order)
         assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ batch evaluation
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS) + ["laplacian"])
+@pytest.mark.parametrize("layout", ["dense", "float32", "csr", "same"])
+def test_kernel_matrix_and_expansion_equal_scikit_learns_kernels(kernel, layout, data,
+                                                                monkeypatch):
+    """K(A, B) and the expansions K(X, centers) @ coef (dense and sparse coef, in several
+    row blocks) against scikit-learn's pairwise kernels; K(X, X) of the same rows has an
+    exact unit diagonal for 'rbf', as scikit-learn's gives."""
+    from fastsvm.kernels import Kernel
+
+    params = {"gamma": 0.3} if kernel == "laplacian" else KERNEL_PARAMS[kernel]
+    k = Kernel(kernel, params.get("gamma"), params.get("degree", 3), params.get("coef0", 0.0))
+    X, centers = data[0][:70], data[0][150:]
+    if layout == "float32":
+        X = X.astype(np.float32)
+    if layout == "csr":
+        X = sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
+    if layout == "same":
+        centers = X
+    want = pairwise_kernels(X, centers, metric=kernel, **params)
+    got = k(X, centers)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if layout == "same" and kernel == "rbf":
+        assert_array_equal(np.diagonal(got), 1.0)
+    coef = np.random.default_rng(0).standard_normal((len(centers), 3))
+    coef[np.abs(coef) < 0.8] = 0.0
+    monkeypatch.setattr(_options, "PREDICT_CHUNK_ROWS", 16)      # five blocks of rows
+    for c in (coef, coef[:, :1], sp.csr_array(coef)):
+        assert_allclose(k.expansion(X, centers, c), want @ c, rtol=1e-10, atol=1e-12)

@@ -69,6 +69,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from .. import _options
+from .._blas import gemm_nt
 from ..kernels import Kernel, _num_rows, _take, dense_blocks_pay
 
 
@@ -246,7 +247,7 @@ class NystromMap:
             embedded = None
             if block.shape[0]:
                 embedded = (times_upper(block, projection, dtype) if self._triangular
-                            else block.astype(dtype, copy=False) @ projection)
+                            else gemm_nt(block.astype(dtype, copy=False), projection.T))
             if known is not None and (position[rows] >= 0).any():
                 given = position[rows]
                 out = np.empty((len(given), projection.shape[1]), dtype=dtype)
@@ -263,7 +264,7 @@ class NystromMap:
         PW = self.projection @ W
         out = np.empty((_num_rows(X), W.shape[1]))
         for rows, block in self._kernel_blocks(X):
-            out[rows] = block @ PW
+            out[rows] = gemm_nt(block, PW.T)
         return out
 
     def _kernel_blocks(self, X, skip=None):
@@ -351,7 +352,7 @@ def leverage_draw(problem, sketch, pool, n, m, rng):
     B = np.empty((len(pool), M))
     rows = _chunk_rows(M)
     for start in range(0, len(pool), rows):
-        B[start:start + rows] = problem.block(pool[start:start + rows], sketch) @ U
+        B[start:start + rows] = gemm_nt(problem.block(pool[start:start + rows], sketch), U.T)
     B **= 2
     diag = problem.diagonal(pool)
 

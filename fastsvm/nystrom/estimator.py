@@ -13,6 +13,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from tqdm.auto import tqdm
 
 from .. import _options
+from .._blas import one_blas_pool
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     random_seeds, regularization)
 from ..kernels import KERNELS
@@ -397,6 +398,7 @@ class NystromSVC(BaseSVC):
     def _fit(self, problem):
         return self._fit_embedding(problem)[0]
 
+    @one_blas_pool()
     def _fit_embedding(self, problem):
         """Landmarks, the embedding and the linear SVM; returns (fitted attributes, embedding
         or None where it was not kept in memory)."""
@@ -581,6 +583,7 @@ class NystromSVC(BaseSVC):
         total = sum(n if self.solver == "dcd" else stage_steps(n) for n in sizes) * max_stages
         return self._fan_out(solve_one, zip(binary, sizes, seeds), total, "step")
 
+    @one_blas_pool()
     def transform(self, X):
         """The Nystrom embedding of X, ndarray of shape (n_samples, n_components_)
         (X's float type; float64 for a callable kernel)."""
@@ -590,6 +593,7 @@ class NystromSVC(BaseSVC):
         check_finite_output(embedding, "embedding")
         return embedding
 
+    @one_blas_pool()
     def _decision(self, X):
         """<w, embedding(x)> of each binary model."""
         return self._nystrom_map().apply(X, self.coef_.T)

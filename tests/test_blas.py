@@ -1,0 +1,132 @@
+"""fastsvm._blas: dense products through SciPy's BLAS, and NumPy's BLAS pool held at one
+thread while a Nystrom fit or prediction runs (where the two libraries differ)."""
+
+import threading
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_classification
+
+from fastsvm import NystromSVC, _blas
+from fastsvm.kernels import Kernel
+
+
+@pytest.mark.parametrize("shapes", [((7, 5), (4, 5)), ((1, 5), (6, 5)), ((6, 5), (1, 5)),
+                                    ((1, 3), (1, 3)), ((0, 5), (4, 5)), ((7, 5), (0, 5)),
+                                    ((3, 0), (2, 0))])
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32),
+                                    (np.float32, np.float64), (np.int64, np.float32)])
+def test_gemm_nt_is_numpys_product(shapes, dtypes):
+    rng = np.random.default_rng(0)
+    A = (10 * rng.standard_normal(shapes[0])).astype(dtypes[0])
+    B = (10 * rng.standard_normal(shapes[1])).astype(dtypes[1])
+    want = A @ B.T
+    for a, b in [(A, B), (np.asfortranarray(A), B), (A, np.asfortranarray(B))]:
+        got = _blas.gemm_nt(a, b)
+        assert got.shape == want.shape and got.dtype == want.dtype and got.flags.c_contiguous
+        assert_allclose(got, want, rtol=1e-5 if got.dtype == np.float32 else 1e-12, atol=1e-4)
+    wide = np.zeros((shapes[0][0], 2 * shapes[0][1]), dtype=dtypes[0])
+    wide[:, ::2] = A
+    assert_array_equal(_blas.gemm_nt(wide[:, ::2], B), _blas.gemm_nt(A, B))
+
+
+@pytest.mark.parametrize("path, bundled", [
+    ("/venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-32a4.so", "numpy"),
+    ("/venv/lib/python3.11/site-packages/scipy.libs/libscipy_openblas-6cdc.so", "scipy"),
+    ("/venv/lib/python3.12/site-packages/numpy/.dylibs/libscipy_openblas64_.dylib", "numpy"),
+    ("/opt/conda/lib/libopenblasp-r0.3.21.so", None),
+    ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", None),
+])
+def test_the_libraries_a_wheel_bundles_are_told_by_their_folder(path, bundled):
+    assert _blas._bundled_by("numpy", path) == (bundled == "numpy")
+    assert _blas._bundled_by("scipy", path) == (bundled == "scipy")
+
+
+class _Controller:
+    """A stand-in for threadpoolctl's controller of NumPy's BLAS library."""
+
+    def __init__(self, threads):
+        self.num_threads = threads
+
+    def set_num_threads(self, threads):
+        self.num_threads = threads
+
+
+def test_one_blas_pool_holds_numpys_pool_at_one_thread_and_restores_it(monkeypatch):
+    controller = _Controller(4)
+    monkeypatch.setattr(_blas, "_numpy_only_blas", controller)
+    with _blas.one_blas_pool():
+        assert controller.num_threads == 1
+        with _blas.one_blas_pool():
+            assert controller.num_threads == 1
+        assert controller.num_threads == 1
+    assert controller.num_threads == 4
+    with pytest.raises(KeyError), _blas.one_blas_pool():
+        raise KeyError("restored on errors too")
+    assert controller.num_threads == 4
+
+
+def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(monkeypatch):
+    """Two threads whose contexts overlap (one enters, the other enters, the first exits):
+    the pool stays at one thread until the second exits, then gets the original count
+    back (a context that saved and restored on its own would leave it at one)."""
+    controller = _Controller(3)
+    monkeypatch.setattr(_blas, "_numpy_only_blas", controller)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = []
+
+    def first():
+        with _blas.one_blas_pool():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with _blas.one_blas_pool():
+            second_in.set()
+            first_out.wait(5)
+            seen.append(controller.num_threads)
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == [1] and controller.num_threads == 3
+
+
+def test_one_blas_pool_does_nothing_where_one_library_serves_both(monkeypatch):
+    monkeypatch.setattr(_blas, "_numpy_only_blas", False)
+    assert _blas.numpy_only_blas() is None
+    with _blas.one_blas_pool():
+        pass
+
+
+def test_nystrom_fit_and_prediction_run_with_numpys_pool_held(monkeypatch):
+    """Where NumPy's wheel bundles its own BLAS (pip's wheels, as CI installs), every kernel
+    block of a NystromSVC fit and prediction is computed with NumPy's pool at one thread;
+    the pool has its two threads back afterwards."""
+    controller = _blas.numpy_only_blas()
+    if controller is None:
+        pytest.skip("NumPy and SciPy share one BLAS library here: nothing to hold")
+    seen = []
+    call = Kernel.__call__
+
+    def spy(self, A, B):
+        seen.append(controller.num_threads)
+        return call(self, A, B)
+
+    monkeypatch.setattr(Kernel, "__call__", spy)
+    X, y = make_classification(300, n_features=6, random_state=0)
+    before = controller.num_threads
+    controller.set_num_threads(2)
+    try:
+        clf = NystromSVC(n_components=50, random_state=0).fit(X, y)
+        clf.predict(X)
+        clf.transform(X)
+        assert controller.num_threads == 2
+    finally:
+        controller.set_num_threads(before)
+    assert len(seen) >= 3 and set(seen) == {1}
