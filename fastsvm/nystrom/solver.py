@@ -47,18 +47,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
+from .._blas import gemm_nt
 from . import _kernels
 
 
 def hinge_sum(Phi, y, weight, w, bias_feature, rows=None):
     """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows ``rows`` of
-    the embedding (all if None: one BLAS product; else read in place), float64; for
-    w = 0 (every margin 0) the sum of the weights, without a pass over the rows."""
+    the embedding (all if None: one product by SciPy's BLAS, see :mod:`fastsvm._blas`;
+    else read in place), float64; for w = 0 (every margin 0) the sum of the weights,
+    without a pass over the rows."""
     if not w.any():
         return float(np.sum(weight if rows is None else weight[rows]))
     if rows is not None:
         return _kernels.hinge_at(Phi, rows, y, weight, w, bias_feature)
-    f = Phi @ w[:-1].astype(Phi.dtype) + w[-1] * bias_feature
+    f = gemm_nt(Phi, w[None, :-1].astype(Phi.dtype))[:, 0] + w[-1] * bias_feature
     return float(weight @ np.maximum(0.0, 1.0 - y * f.astype(np.float64)))
 
 
