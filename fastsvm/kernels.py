@@ -221,9 +221,10 @@ class Kernel:
             if coef_t is None:
                 out[start:start + step] = gemm_nt(self.between(block, centers), coef.T)
                 continue
-            # the sparse product reads K^T by rows: computed so, not transposed
-            K_t = (np.ascontiguousarray(self.between(block, centers).T)
-                   if self.name == "precomputed" else self(centers, block))
+            # the sparse product reads K^T by rows: computed so for the named kernels (a
+            # user's callable is called as K(X, centers), as scikit-learn calls it)
+            K_t = (np.ascontiguousarray(self.between(block, centers).T) if self.on_gram
+                   else self(centers, block))
             out[start:start + step] = (coef_t @ K_t).T
         return out
 

@@ -304,3 +304,24 @@ def test_kernel_matrix_and_expansion_equal_scikit_learns_kernels(kernel, layout,
     monkeypatch.setattr(_options, "PREDICT_CHUNK_ROWS", 16)      # five blocks of rows
     for c in (coef, coef[:, :1], sp.csr_array(coef)):
         assert_allclose(k.expansion(X, centers, c), want @ c, rtol=1e-10, atol=1e-12)
+
+
+def test_a_callable_is_called_with_the_points_first_in_a_one_vs_one_expansion():
+    """One-vs-one models of many classes expand with sparse coefficients (each support
+    vector is in 9 of the 45 pairs); a user's callable is still called as
+    K(X, support vectors), the order scikit-learn's SVC uses, never transposed."""
+    X, y = make_classification(400, n_features=6, n_informative=5, n_redundant=0,
+                               n_classes=10, n_clusters_per_class=1, random_state=0)
+    calls = []
+
+    def kernel(A, B):
+        calls.append((len(A), len(B)))
+        return pairwise_kernels(A, B, metric="rbf", gamma=0.3)
+
+    params = dict(budget=60, maintenance="remove", random_state=0)
+    clf = _fit(BudgetSVC(kernel=kernel, **params), X, y)
+    calls.clear()
+    got = clf.decision_function(X[:50])
+    assert calls and all(shape == (50, len(clf.support_vectors_)) for shape in calls)
+    want = _fit(BudgetSVC(kernel="rbf", gamma=0.3, **params), X, y)
+    assert_allclose(got, want.decision_function(X[:50]), rtol=1e-7, atol=1e-7)
