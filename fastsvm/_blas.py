@@ -30,7 +30,7 @@ import numpy as np
 import scipy.linalg.blas
 
 
-def gemm_nt(A, B):
+def gemm_nt(A, B, out=None):
     """A @ B.T for dense 2-D float arrays, by SciPy's BLAS (``?gemm``), C-ordered.
 
     C-ordered operands are read in place: a C-ordered array is its transpose
@@ -38,20 +38,40 @@ def gemm_nt(A, B):
     transposes folded into the BLAS call; with one row on either side it is a
     matrix-vector product (``?gemv``).  The result has the type NumPy's
     product would give (float32 only when both are float32).
+
+    ``out``, if given, is a C-contiguous array of the result's shape and type
+    that BLAS writes the product into (and that is returned): a buffer reused
+    over row blocks costs its page faults once, where a fresh array of tens of
+    megabytes pays them on every block (on Linux, with the compaction of
+    transparent huge pages on top in a new process).
     """
     A, B = np.asarray(A), np.asarray(B)
     dtype = np.result_type(A.dtype, B.dtype, np.float32)
+    shape = (A.shape[0], B.shape[0])
+    if out is not None and (out.shape != shape or out.dtype != dtype
+                            or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a C-contiguous {dtype} array of shape {shape}, not "
+                         f"{out.dtype} {out.shape}")
     if A.shape[0] == 0 or B.shape[0] == 0 or A.shape[1] == 0:
-        return np.zeros((A.shape[0], B.shape[0]), dtype=dtype)
+        if out is None:
+            return np.zeros(shape, dtype=dtype)
+        out[...] = 0.0
+        return out
     A = np.ascontiguousarray(A, dtype=dtype)
     B = np.ascontiguousarray(B, dtype=dtype)
-    if min(A.shape[0], B.shape[0]) == 1:    # ?gemm of one column: 2-3x slower than ?gemv
+    if min(shape) == 1:    # ?gemm of one column: 2-3x slower than ?gemv
         gemv = scipy.linalg.blas.get_blas_funcs("gemv", dtype=dtype)
         if B.shape[0] == 1:
-            return gemv(1.0, A.T, B[0], trans=1)[:, None]
-        return gemv(1.0, B.T, A[0], trans=1)[None, :]
+            y = {} if out is None else {"y": out[:, 0], "overwrite_y": 1}
+            product = gemv(1.0, A.T, B[0], trans=1, **y)[:, None]
+        else:
+            y = {} if out is None else {"y": out[0], "overwrite_y": 1}
+            product = gemv(1.0, B.T, A[0], trans=1, **y)[None, :]
+        return product if out is None else out
     gemm = scipy.linalg.blas.get_blas_funcs("gemm", dtype=dtype)
-    return gemm(1.0, B.T, A.T, trans_a=1).T
+    into = {} if out is None else {"c": out.T, "overwrite_c": 1}
+    product = gemm(1.0, B.T, A.T, trans_a=1, **into).T
+    return product if out is None else out
 
 
 def _bundled_by(package, filepath):

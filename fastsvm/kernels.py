@@ -113,12 +113,16 @@ class Kernel:
         """Whether the kernel is known to be positive semi-definite (a callable is trusted)."""
         return self.name != "sigmoid"
 
-    def __call__(self, A, B):
+    def __call__(self, A, B, out=None):
         """K(A, B) in float64 (not for 'precomputed', whose values are given).
 
         Float32 input is promoted first: the RBF distances ||x||^2 + ||z||^2 - 2<x, z>
         lose most of their digits to cancellation in single precision.  A
         callable's result is checked for its shape and for finite values.
+
+        ``out``: an optional C-contiguous float64 array of the result's shape.  The
+        dot-product kernels on dense rows compute K in it and return it (a buffer reused
+        over row blocks, see :func:`~fastsvm._blas.gemm_nt`); the others ignore it.
         """
         if self.name == "callable":
             return self._call_function(A, B)
@@ -129,7 +133,7 @@ class Kernel:
             params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
             return pairwise_kernels(A, B, metric=self.name,
                                     **{k: params[k] for k in _USES[self.name]})
-        dots = gemm_nt(A, B)
+        dots = gemm_nt(A, B, out)
         if self.name != "rbf":
             return self.from_dots(dots, None, None)
         K = self.from_dots(dots, row_sq_norms(A), row_sq_norms(B))
@@ -166,7 +170,7 @@ class Kernel:
         dots *= self.gamma
         dots += self.coef0
         if self.name == "poly":
-            return dots ** self.degree
+            return np.power(dots, self.degree, out=dots)
         return np.tanh(dots, out=dots)
 
     def diagonal(self, X):
@@ -181,12 +185,13 @@ class Kernel:
                                     for s in range(0, _num_rows(X), step))] + [np.zeros(0)])
         return self.from_dots(row_sq_norms(X), None, None)
 
-    def between(self, A, centers):
+    def between(self, A, centers, out=None):
         """K(A, centers).  For 'precomputed', A holds K(points, training rows) and
-        ``centers`` are training row indices (columns of A)."""
+        ``centers`` are training row indices (columns of A).  ``out`` as for
+        :meth:`__call__`."""
         if self.name == "precomputed":
             return np.asarray(A[:, centers], dtype=np.float64)
-        return self(A, centers)
+        return self(A, centers, out)
 
     def expansion(self, X, centers, coef):
         """F = K(X, centers) @ coef, blockwise, without forming all of K.
@@ -215,16 +220,19 @@ class Kernel:
         step = chunk_rows(coef.shape[0])
         densify = not self.on_gram and dense_blocks_pay(X)
         coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
+        buffer = np.empty(min(n, step) * coef.shape[0])   # for every block's kernel values
         for start in range(0, n, step):
             block = _take(X, slice(start, start + step))
             block = block.toarray() if densify else block
+            into = buffer[:_num_rows(block) * coef.shape[0]]
             if coef_t is None:
-                out[start:start + step] = gemm_nt(self.between(block, centers), coef.T)
+                K = self.between(block, centers, into.reshape(-1, coef.shape[0]))
+                out[start:start + step] = gemm_nt(K, coef.T)
                 continue
             # the sparse product reads K^T by rows: computed so for the named kernels (a
             # user's callable is called as K(X, centers), as scikit-learn calls it)
             K_t = (np.ascontiguousarray(self.between(block, centers).T) if self.on_gram
-                   else self(centers, block))
+                   else self(centers, block, into.reshape(coef.shape[0], -1)))
             out[start:start + step] = (coef_t @ K_t).T
         return out
 

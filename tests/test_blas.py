@@ -29,6 +29,17 @@ def test_gemm_nt_is_numpys_product(shapes, dtypes):
     wide = np.zeros((shapes[0][0], 2 * shapes[0][1]), dtype=dtypes[0])
     wide[:, ::2] = A
     assert_array_equal(_blas.gemm_nt(wide[:, ::2], B), _blas.gemm_nt(A, B))
+    buffer = np.full(want.shape, np.nan, dtype=want.dtype)    # written into, and returned
+    assert _blas.gemm_nt(A, B, out=buffer) is buffer
+    assert_array_equal(buffer, _blas.gemm_nt(A, B))
+
+
+@pytest.mark.parametrize("out", [np.empty((4, 3)), np.empty((3, 4), dtype=np.float32),
+                                 np.empty((4, 3)).T, np.empty((3, 8))[:, ::2]])
+def test_gemm_nt_refuses_an_out_it_cannot_write_into(out):
+    A, B = np.ones((3, 2)), np.ones((4, 2))
+    with pytest.raises(ValueError, match="C-contiguous float64 array of shape \\(3, 4\\)"):
+        _blas.gemm_nt(A, B, out=out)
 
 
 @pytest.mark.parametrize("path, bundled", [
@@ -114,9 +125,9 @@ def test_nystrom_fit_and_prediction_run_with_numpys_pool_held(monkeypatch):
     seen = []
     call = Kernel.__call__
 
-    def spy(self, A, B):
+    def spy(self, A, B, out=None):
         seen.append(controller.num_threads)
-        return call(self, A, B)
+        return call(self, A, B, out)
 
     monkeypatch.setattr(Kernel, "__call__", spy)
     X, y = make_classification(300, n_features=6, random_state=0)

@@ -297,6 +297,8 @@ def test_kernel_matrix_and_expansion_equal_scikit_learns_kernels(kernel, layout,
     got = k(X, centers)
     assert got.dtype == np.float64 and got.flags.c_contiguous
     assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    buffer = np.full(want.shape, np.nan)          # used by the dense dot-product kernels
+    assert_array_equal(k(X, centers, buffer), got)
     if layout == "same" and kernel == "rbf":
         assert_array_equal(np.diagonal(got), 1.0)
     coef = np.random.default_rng(0).standard_normal((len(centers), 3))
