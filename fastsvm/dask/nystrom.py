@@ -61,7 +61,7 @@ from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
                                  times_inverse_factor, uniform_landmarks)
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
-                              SolverResult, hinge_sum)
+                              SolverResult, embedded_sq_norms, hinge_sum)
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 from ._data import _is_dask, map_rows
 
@@ -86,7 +86,7 @@ class _Embedded:
         self.targets = part.targets
         self.weights = part.weights
         self.upper = C * part.weights
-        sq_norms = np.einsum("ij,ij->i", self.Phi, self.Phi, dtype=np.float64)
+        sq_norms = embedded_sq_norms(self.Phi)
         self.q_diag = np.maximum(sq_norms + bias_feature ** 2, np.finfo(np.float64).tiny)
         self.captured = float(sq_norms.sum())
         self.trace = float(part.problem.diagonal(np.arange(self.n_samples)).sum())

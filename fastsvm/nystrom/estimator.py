@@ -21,7 +21,7 @@ from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
                           resolve_multi_class)
 from .embedding import (NystromMap, _dense_if_small, cholesky_factor, inverse_factor,
                         sample_landmarks, times_inverse_factor)
-from .solver import solve_assg, solve_dcd, solve_pegasos
+from .solver import embedded_sq_norms, solve_assg, solve_dcd, solve_pegasos
 from .store import EmbeddingStore, auto_memory_budget
 
 
@@ -449,23 +449,23 @@ class NystromSVC(BaseSVC):
         store = self._embedding_store(n, projection.shape[1])
         try:
             start = time.perf_counter()
-            captured = 0.0     # sum_i ||embedding(x_i)||^2, the approximated k(x_i, x_i)
+            sq_norms = np.empty(n)   # ||embedding(x_i)||^2, the approximated k(x_i, x_i)
             with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
                       desc="NystromSVC embedding", leave=False) as bar:
                 for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar,
                                                              known=(idx, L)):
                     check_finite_output(rows, "embedding")
                     store.write(first, rows)
-                    captured += float(np.einsum("ij,ij->", rows, rows, dtype=np.float64))
+                    sq_norms[first:first + len(rows)] = embedded_sq_norms(rows)
             info["time_embedding_s"] = time.perf_counter() - start
             info["kernel_residual"] = self._kernel_residual(
-                captured, float(problem.diagonal(np.arange(n)).sum()))
+                float(sq_norms.sum()), float(problem.diagonal(np.arange(n)).sum()))
             info["embedding_shape"] = list(store.shape)
             info["embedding_bytes"] = int(store.nbytes)
             info["embedding_in_memory"] = store.in_memory
 
             start = time.perf_counter()
-            results = self._solve(store.array(), problem, seeds)
+            results = self._solve(store.array(), problem, seeds, sq_norms)
             info["time_solver_s"] = time.perf_counter() - start
             Phi = store.array() if store.in_memory else None
         finally:
@@ -552,13 +552,13 @@ class NystromSVC(BaseSVC):
             binary.append((rows, targets, weight, regularization(self.C, weight_sum)))
         return binary
 
-    def _solve(self, Phi, problem, seeds):
+    def _solve(self, Phi, problem, seeds, sq_norms):
+        """The binary problems' solutions on the embedding ``Phi``, whose rows' squared
+        norms are ``sq_norms``."""
         bias_feature = 1.0 if self.fit_intercept else 0.0
         max_stages = self._max_stages()
         binary = self._binary_problems(problem)
         sizes = [problem.n_samples if rows is None else len(rows) for rows, *_ in binary]
-        sq_norms = (np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
-                    if self.solver == "dcd" and len(binary) > 1 else None)
 
         def stage_steps(n):     # a pair of n rows: the passes per stage of all rows
             if self.stage_steps is not None:
