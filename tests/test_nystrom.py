@@ -21,7 +21,7 @@ from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
 from fastsvm.nystrom.embedding import (NystromMap, cholesky_factor, inverse_factor,
                                        nystrom_factors, sample_landmarks, times_inverse_factor)
-from fastsvm.nystrom.solver import primal_objective, solve_assg, solve_dcd
+from fastsvm.nystrom.solver import embedded_sq_norms, primal_objective, solve_assg, solve_dcd
 from fastsvm.nystrom.store import EmbeddingStore
 
 from . import naive
@@ -797,6 +797,8 @@ def test_dcd_with_shared_squared_norms_is_the_same_run():
     y = np.where(Phi[:, 1] + 0.5 * rng.normal(size=120) > 0, 1.0, -1.0)
     weight, lam = np.ones(120), 1.0 / 120
     sq_norms = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64)
+    assert_allclose(embedded_sq_norms(Phi), sq_norms, rtol=1e-13)
+    assert_allclose(embedded_sq_norms(Phi[:0]), np.zeros(0))
     for rows in (None, np.sort(rng.choice(120, 50, replace=False))):
         own = solve_dcd(Phi, y, weight, 1.0, lam, 1000, 1e-4, np.random.default_rng(0),
                         rows=rows)
