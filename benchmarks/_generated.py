@@ -15,6 +15,13 @@ cover what the shared LIBSVM sets do not:
 * ``noisy_moons``: 12,000 rows, two interleaved half-moons with noise 0.3
   (overlapping classes: about 13 % of the rows lie on the other class's
   side) and 8 more features of pure noise.
+* ``dense_wide``: 8,000 rows, 300 dense features of which 40 informative
+  (``make_classification``, 2 clusters per class): under gamma='scale'
+  every row lies far from every other (see "Spread data" in BudgetSVC).
+* ``sphere``: 8,000 rows, 10 standard normal features, the class is
+  whether the squared norm exceeds the median of the chi-squared law with
+  10 degrees of freedom (``make_hastie_10_2``): one class enclosed by the
+  other, a boundary whose decision function needs a large offset.
 
 ``MULTICLASS`` holds three more multi-class sets, for
 ``benchmarks/multiclass_split.py`` (one-vs-one against one-vs-rest):
@@ -30,7 +37,8 @@ cover what the shared LIBSVM sets do not:
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import make_classification, make_gaussian_quantiles, make_moons
+from sklearn.datasets import (make_classification, make_gaussian_quantiles, make_hastie_10_2,
+                              make_moons)
 from sklearn.model_selection import train_test_split
 
 
@@ -88,6 +96,16 @@ def noisy_moons(seed=0):
     return _split(np.hstack([X, noise]), y, seed)
 
 
+def dense_wide(seed=0):
+    X, y = make_classification(8000, n_features=300, n_informative=40, random_state=seed)
+    return _split(X, y, seed)
+
+
+def sphere(seed=0):
+    X, y = make_hastie_10_2(8000, random_state=seed)
+    return _split(X, y.astype(int), seed)
+
+
 def shells(seed=0):
     X, y = make_gaussian_quantiles(n_samples=10_000, n_features=6, n_classes=3,
                                    random_state=seed)
@@ -110,7 +128,8 @@ def imbalanced_multi(seed=0):
 
 
 GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
-              "multiclass": multiclass, "noisy_moons": noisy_moons}
+              "multiclass": multiclass, "noisy_moons": noisy_moons, "dense_wide": dense_wide,
+              "sphere": sphere}
 MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi}
 
 

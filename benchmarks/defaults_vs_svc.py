@@ -16,8 +16,8 @@ scikit-learn's linear SVM at its defaults, ``sklearn.svm.LinearSVC()``
 Sets: the shared a9a, ijcnn1, phishing, usps (10 classes), skin_nonskin and
 covtype (``fastsvm.datasets.load_dataset``: the registry's splits; sets
 without a test file get its stratified hold-out, seed 0) and the
-generated small, wide_sparse (CSR), imbalanced, multiclass and
-noisy_moons (``_generated.py``).  SVC is quadratic to cubic in n, so a set with more
+generated small, wide_sparse (CSR), imbalanced, multiclass, noisy_moons,
+dense_wide and sphere (``_generated.py``).  SVC is quadratic to cubic in n, so a set with more
 than ``--max-train-rows`` training rows (default 30,000: skin_nonskin's
 183,792, covtype's 464,809, ijcnn1's 49,990 and a9a's 32,561) is cut to a
 stratified subsample of that many rows (seed 0) for every method alike, and

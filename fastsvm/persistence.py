@@ -478,7 +478,7 @@ def _dim_bounds(name, params, n_classes, n_features):
     if name == "BudgetSVC":
         from .bsgd.estimator import resolve_budget
         budget = resolve_budget(params["budget"], n_classes, params["multi_class"],
-                                params["shared_budget"])
+                                params["shared_budget"], spread=True)   # 'auto' at its largest
         if _shared_budget(params, n_classes):
             return {"n_sv": (budget, f"budget={params['budget']!r} ({budget}) shared by the "
                                      f"{n_models} binary models")}

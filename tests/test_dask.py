@@ -256,6 +256,18 @@ def test_budget_sparse_numpy_input_resolves_gamma_on_all_rows(client):
     assert dist.score(X, y) >= local.score(X, y) - 0.03
 
 
+def test_budget_auto_resolves_on_the_largest_partition_as_locally(client):
+    """budget='auto' measures how spread the rows are on the largest partition's rows:
+    rows of 300 dimensions get the local fit's grown budget, 2-D rows the base one."""
+    X, y = make_classification(900, 300, n_informative=40, random_state=0)
+    for X, y, budget in ((X, y, 2000), (X[:, :2], y, 500)):
+        local = BudgetSVC(epochs=1, random_state=0).fit(X, y).training_info_
+        dist = DaskBudgetSVC(client=client, epochs=1, random_state=0).fit(
+            da.from_array(X, chunks=(400, -1)), da.from_array(y, chunks=400)).training_info_
+        assert dist["budget"] == local["budget"] == budget
+        assert dist["nearest_kernel"] == pytest.approx(local["nearest_kernel"], abs=0.05)
+
+
 def test_budget_bad_input_and_parameters(client):
     X, y = _data(n=300)
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)

@@ -546,10 +546,11 @@ def test_nystrom_one_vs_one_models_and_files_from_before_them(tmp_path):
 
 
 @pytest.mark.parametrize("multi_class, shared, n_classes, bound", [
-    ("ovr", True, 10, 1581), ("ovr", False, 10, 5000), ("ovr", True, 2, 500),
-    ("ovo", True, 10, 45 * 224), ("ovo", False, 10, 45 * 224), ("ovo", True, 2, 500),
-    ("auto", True, 10, 45 * 224), ("auto", True, 31, 2784)])
+    ("ovr", True, 10, 6325), ("ovr", False, 10, 20000), ("ovr", True, 2, 2000),
+    ("ovo", True, 10, 45 * 894), ("ovo", False, 10, 45 * 894), ("ovo", True, 2, 2000),
+    ("auto", True, 10, 45 * 894), ("auto", True, 31, 11136)])
 def test_auto_budget_bounds_the_support_vectors_stored(multi_class, shared, n_classes, bound):
+    """'auto' at its largest, on spread data: 2000 sqrt(q) (see resolve_budget)."""
     params = {"budget": "auto", "multi_class": multi_class, "shared_budget": shared}
     assert _dim_bounds("BudgetSVC", params, n_classes, 5)["n_sv"][0] == bound
 

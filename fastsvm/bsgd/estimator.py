@@ -26,12 +26,19 @@ LEARNING_RATES = ("linear-decay", "pegasos")
 #: model over all rows, K for the K one-vs-rest models of a shared budget and 2 / K for
 #: each one-vs-one pair (see :class:`BudgetSVC`).
 AUTO_BUDGET = 500
-def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True):
+#: ``budget='auto'`` holds AUTO_SPREAD_FACTOR times as many vectors on spread data: where
+#: :func:`nearest_kernel`, the median RBF kernel value from a sampled row to its nearest
+#: other sampled row, is below AUTO_SPREAD_KAPPA (see "Spread data" in :class:`BudgetSVC`).
+AUTO_SPREAD_KAPPA = 0.5
+AUTO_SPREAD_FACTOR = 4
+
+
+def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True, spread=False):
     """The support vectors that one budget holds in a fit on ``n_classes`` classes:
-    ``budget``, or for 'auto' round(AUTO_BUDGET sqrt(q)) (at least 2), q = K for K > 2
-    one-vs-rest models sharing one budget, 2 / K for each of the K (K - 1) / 2 one-vs-one
-    pairs (whose rows are about 2 / K of all), else 1 (two classes, or separate
-    one-vs-rest budgets)."""
+    ``budget``, or for 'auto' round(b sqrt(q)) (at least 2), b = AUTO_BUDGET, or
+    AUTO_SPREAD_FACTOR times that on ``spread`` data, q = K for K > 2 one-vs-rest models
+    sharing one budget, 2 / K for each of the K (K - 1) / 2 one-vs-one pairs (whose rows
+    are about 2 / K of all), else 1 (two classes, or separate one-vs-rest budgets)."""
     if budget != "auto":
         return budget
     q = 1.0
@@ -40,7 +47,28 @@ def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True):
         q = 2.0 / n_classes
     elif n_classes > 2 and shared_budget:
         q = n_classes
-    return max(2, round(AUTO_BUDGET * math.sqrt(q)))
+    base = AUTO_BUDGET * (AUTO_SPREAD_FACTOR if spread else 1)
+    return max(2, round(base * math.sqrt(q)))
+
+
+def nearest_kernel(kernel, X):
+    """How close the training rows lie in the RBF kernel's feature space: the median, over a
+    sample of min(n, AUTO_BUDGET) rows (drawn with a fixed seed), of each sampled row's
+    largest kernel value k(x_i, x_j) to another sampled row.  None for kernels other than
+    'rbf' (whose values have no common scale) and fewer than two rows.
+
+    A budget of B vectors spread over the data keeps each about as far from its nearest
+    neighbour as B rows drawn at random; merging two vectors whose kernel value is kappa
+    loses little of the model for kappa near 1 and about half of their weight for kappa
+    near 0 (see :mod:`fastsvm.merge`)."""
+    n = X.shape[0]
+    if kernel.name != "rbf" or n < 2:
+        return None
+    rows = np.sort(np.random.default_rng(0).choice(n, min(n, AUTO_BUDGET), replace=False))
+    sample = X[rows]
+    K = kernel(sample, sample)
+    np.fill_diagonal(K, -np.inf)
+    return float(np.median(K.max(axis=1)))
 
 
 def check_stores(states, budget, steps, n_features):
@@ -213,6 +241,29 @@ class BudgetSVC(BaseSVC):
     26-class set, and 500 K, what separate budgets hold in all, makes every
     step K times dearer.
 
+    **Spread data.**  Merging two support vectors whose kernel value is
+    kappa keeps most of their weight for kappa near 1 and loses about half
+    of it for kappa near 0, and in many dimensions every row lies far from
+    every other: with gamma='scale', the rows of 300 or more informative
+    dimensions see kernel values of about exp(-2) between each other.  There
+    a budget of 500 loses much of the model.  Measured at the defaults
+    against SVC (seeds 0-2): scikit-learn's ``make_classification`` with
+    8,000 rows of 300 features (40 informative) -2.50 points, of 1,000
+    features (20 informative) -3.43, 3,000 rows of 500 features -1.24 and
+    -2.09 (two data seeds), the sparse 5,000-feature set of
+    ``benchmarks/_generated.py`` -1.50; without any budget, 5 epochs reach
+    -0.25, -0.90 and -0.35 points on three of them.  So ``budget='auto'``
+    first measures :func:`nearest_kernel`: for 500 rows drawn at random, the
+    median of each one's largest kernel value to another.  It is 0.21-0.41 on
+    those sets and 0.65-1.0 on every other set measured (the shared sets, the
+    generated ones, scikit-learn's digits, wine and breast_cancer, raw or
+    scaled); below ``AUTO_SPREAD_KAPPA`` = 0.5 the 'auto' budget is
+    ``AUTO_SPREAD_FACTOR`` = 4 times as large (2,000 for one model).  That
+    gives -0.90, -2.15, -0.44, -0.67 and -0.60 points on the sets above, at
+    up to 4 times the time per step (8,000 x 300: 0.59x SVC's speed instead
+    of 2.1x; the sparse set 1.7x instead of 4.8x); the value measured is
+    ``training_info_['nearest_kernel']``.
+
     Measured at the defaults (``benchmarks/multiclass_split.py``, seeds 0-2,
     test accuracy and median fit time on two cores), one-vs-one against
     one-vs-rest on the shared 'auto' budget and SVC at its defaults: usps
@@ -250,7 +301,8 @@ class BudgetSVC(BaseSVC):
         (``shared_budget=False``).  'auto' is 500 for one model over all
         rows, round(500 sqrt(2 / K)) per pair of K > 2 classes and
         round(500 sqrt(K)) for K one-vs-rest models sharing a budget (see
-        above); the value used is ``training_info_['budget']``.
+        above), 4 times that on spread data (see "Spread data" above); the
+        value used is ``training_info_['budget']``.
     epochs : int, default=5
         Passes over the training data in ``fit`` (``partial_fit`` makes one).
     maintenance : {'merge', 'remove'}, default='merge'
@@ -327,7 +379,8 @@ class BudgetSVC(BaseSVC):
         Offset b of each binary model (zeros with ``fit_intercept=False``).
     training_info_ : dict
         The budget and split used (``budget``, ``multi_class``, 'auto'
-        resolved) and the paper's
+        resolved; ``nearest_kernel``, the statistic that resolved
+        ``budget='auto'`` for the RBF kernel, else None) and the paper's
         instruments: steps, merges, merge frequency, time in SGD
         and in budget maintenance split into section A (computing h / WD) and
         section B (the rest), steps per second, microseconds per merge; with
@@ -483,15 +536,24 @@ class BudgetSVC(BaseSVC):
         self._publish(self._train(streams, problem, 1, pairs, partial=True))
 
     def _start(self, problem):
-        """New streams (one, or one per one-vs-one pair): empty models, the kernel fixed,
-        the seed sequences started."""
+        """New streams (one, or one per one-vs-one pair): empty models, the kernel and the
+        budget fixed ('auto' resolved on these rows), the seed sequences started."""
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
+        kappa = (nearest_kernel(problem.kernel, problem.X)
+                 if self.budget == "auto" and not problem.kernel.on_gram else None)
+        budget = resolve_budget(self.budget, len(problem.classes), self.multi_class,
+                                self.shared_budget,
+                                spread=kappa is not None and kappa < AUTO_SPREAD_KAPPA)
         if not self._one_vs_one(len(problem.classes)):
-            return [self._new_stream(problem.kernel, n_features, problem.n_models)]
-        rng = check_random_state(self.random_state)
-        return [self._new_stream(problem.kernel, n_features, 1,
-                                 np.random.RandomState(rng.randint(np.iinfo(np.int32).max)))
-                for _ in ovo_pairs(len(problem.classes))]
+            streams = [self._new_stream(problem.kernel, n_features, problem.n_models)]
+        else:
+            rng = check_random_state(self.random_state)
+            streams = [self._new_stream(problem.kernel, n_features, 1,
+                                        np.random.RandomState(rng.randint(np.iinfo(np.int32).max)))
+                       for _ in ovo_pairs(len(problem.classes))]
+        for stream in streams:
+            stream.budget, stream.nearest_kernel = budget, kappa
+        return streams
 
     def _new_stream(self, kernel, n_features, n_models, rng=None):
         """Empty models of ``n_models`` binary problems on ``n_features`` features (0 for a
@@ -529,8 +591,7 @@ class BudgetSVC(BaseSVC):
         kernel = streams[0].kernel
         packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
         tables = load_tables()
-        n_classes = len(problem.classes)
-        budget = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget)
+        budget = streams[0].budget
         if pairs is not None:
             units = [(stream, stream.states[0], targets, rows)
                      for stream, (rows, targets) in zip(streams, pairs)]
@@ -606,8 +667,8 @@ class BudgetSVC(BaseSVC):
         streams[0].wall_s += time.perf_counter() - started
         states = [s for stream in streams for s in stream.states]
         info = summarize(states, self.diagnostics)
-        info["budget"] = resolve_budget(self.budget, len(classes), self.multi_class,
-                                        self.shared_budget)
+        info["budget"] = streams[0].budget
+        info["nearest_kernel"] = streams[0].nearest_kernel
         info["multi_class"] = resolve_multi_class(self.multi_class, len(classes))
         info["time_fit_s"] = streams[0].wall_s
         if self.verbose:

@@ -101,7 +101,8 @@ class BSGDStream:
 
     ``lam`` = 1 / (C S_seen) and the step weights s_i n_seen / S_seen follow
     the rows and weight seen so far; the kernel (gamma resolved on the first
-    batch) stays fixed.
+    batch) and the budget (``budget='auto'`` resolved on it, with the
+    ``nearest_kernel`` statistic that resolved it) stay fixed.
     """
 
     states: list
@@ -112,6 +113,8 @@ class BSGDStream:
     n_seen: int = 0
     weight_seen: float = 0.0
     wall_s: float = 0.0
+    budget: int = None
+    nearest_kernel: float = None
 
     def see(self, weights, C):
         """Count a batch of sample weights in; rescale the states for the new lambda."""
