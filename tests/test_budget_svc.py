@@ -140,6 +140,23 @@ def test_auto_budget_is_four_times_as_large_on_spread_data(n_classes, multi_clas
     assert given.training_info_["budget"] == 40 and given.training_info_["nearest_kernel"] is None
 
 
+def test_auto_budget_grows_only_as_far_as_the_dense_stores_allow(monkeypatch):
+    """Sparse data of very many features: the grown budget stays within
+    DENSE_VECTORS_MAX_BYTES (two copies of each store, plus the one slot a step adds),
+    never below the base budget, so the growth never makes a fit refuse its data."""
+    rng = np.random.default_rng(0)
+    X = sp.random(600, 20_000, density=0.002, format="csr", random_state=0)
+    y = rng.integers(0, 2, 600)
+    limit = 16 * 20_000 * 1201                  # room for 1,200 vectors
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit)
+    clf = BudgetSVC(epochs=1, random_state=0).fit(X, y)
+    assert clf.training_info_["nearest_kernel"] < AUTO_SPREAD_KAPPA
+    assert clf.training_info_["budget"] == 1200
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", 16 * 20_000 * 400)
+    with pytest.raises(ValueError, match="DENSE_VECTORS_MAX_BYTES"):   # the base budget: as before
+        BudgetSVC(epochs=1, random_state=0).fit(X, y)
+
+
 def test_spread_data_get_the_larger_budget_and_svcs_accuracy():
     """On 3,000 training rows of 300 dimensions the 'auto' budget (2,000) is within a point
     of SVC's test accuracy; 500 vectors, what 'auto' resolved to before, are more than a

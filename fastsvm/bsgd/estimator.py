@@ -11,11 +11,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _options
 from .._packed import PackedData
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ..multiclass import (MULTI_CLASS, ovo_pairs, ovo_problems,
+from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_pairs, ovo_problems,
                           resolve_multi_class)
 from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
@@ -260,7 +261,10 @@ class BudgetSVC(BaseSVC):
     those sets and 0.65-1.0 on every other set measured (the shared sets, the
     generated ones, scikit-learn's digits, wine and breast_cancer, raw or
     scaled); below ``AUTO_SPREAD_KAPPA`` = 0.5 the 'auto' budget is
-    ``AUTO_SPREAD_FACTOR`` = 4 times as large (2,000 for one model).  That
+    ``AUTO_SPREAD_FACTOR`` = 4 times as large (2,000 for one model), or as
+    large as ``_options.DENSE_VECTORS_MAX_BYTES`` allows the dense
+    support-vector stores where that is less (sparse data of some hundred
+    thousand features), never below the base budget.  That
     gives -0.90, -2.15, -0.44, -0.67 and -0.60 points on the sets above, at
     up to 4 times the time per step (in ``benchmarks/defaults_vs_svc.py``:
     the generated dense_wide, 8,000 x 300, from -1.00 points at 2.1x SVC's
@@ -544,9 +548,8 @@ class BudgetSVC(BaseSVC):
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
         kappa = (nearest_kernel(problem.kernel, problem.X)
                  if self.budget == "auto" and not problem.kernel.on_gram else None)
-        budget = resolve_budget(self.budget, len(problem.classes), self.multi_class,
-                                self.shared_budget,
-                                spread=kappa is not None and kappa < AUTO_SPREAD_KAPPA)
+        budget = self._auto_budget(len(problem.classes), n_features,
+                                   kappa is not None and kappa < AUTO_SPREAD_KAPPA)
         if not self._one_vs_one(len(problem.classes)):
             streams = [self._new_stream(problem.kernel, n_features, problem.n_models)]
         else:
@@ -557,6 +560,22 @@ class BudgetSVC(BaseSVC):
         for stream in streams:
             stream.budget, stream.nearest_kernel = budget, kappa
         return streams
+
+    def _auto_budget(self, n_classes, n_features, spread):
+        """``budget`` resolved (:func:`resolve_budget`); on ``spread`` data 'auto' grows only
+        as far as the dense support-vector stores of all binary models (two copies, see
+        :func:`check_stores`) stay within ``_options.DENSE_VECTORS_MAX_BYTES``, so that
+        very wide sparse data the base budget fits is not refused for the growth."""
+        budget = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget)
+        if not spread:
+            return budget
+        grown = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget,
+                               spread=True)
+        multi_class = resolve_multi_class(self.multi_class, n_classes)
+        stores = (1 if multi_class == "ovr" and self.shared_budget
+                  else n_binary_models(n_classes, multi_class))
+        affordable = _options.DENSE_VECTORS_MAX_BYTES // (16 * max(n_features, 1) * stores) - 1
+        return max(budget, min(grown, affordable))
 
     def _new_stream(self, kernel, n_features, n_models, rng=None):
         """Empty models of ``n_models`` binary problems on ``n_features`` features (0 for a
