@@ -123,7 +123,8 @@ def test_nearest_kernel_is_the_median_nearest_neighbour_kernel_value():
 
 
 @pytest.mark.parametrize("n_classes, multi_class, resolved", [
-    (2, "auto", 2000), (3, "ovo", round(2000 * np.sqrt(2 / 3))), (3, "ovr", round(2000 * np.sqrt(3)))])
+    (2, "auto", 2000), (3, "ovo", round(2000 * np.sqrt(2 / 3))),
+    (3, "ovr", round(2000 * np.sqrt(3)))])
 def test_auto_budget_is_four_times_as_large_on_spread_data(n_classes, multi_class, resolved):
     """Rows of 300 dimensions lie far apart (median nearest kernel value below 0.5):
     'auto' resolves to 4 x 500 per model; 2-D moons keep 500, and an explicit budget is
