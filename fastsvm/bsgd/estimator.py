@@ -554,8 +554,7 @@ class BudgetSVC(BaseSVC):
         n_features = 0 if problem.kernel.on_gram else problem.X.shape[1]
         kappa = (nearest_kernel(problem.kernel, problem.X)
                  if self.budget == "auto" and not problem.kernel.on_gram else None)
-        budget = self._auto_budget(len(problem.classes), n_features,
-                                   kappa is not None and kappa < AUTO_SPREAD_KAPPA)
+        budget = self._auto_budget(len(problem.classes), n_features, kappa)
         if not self._one_vs_one(len(problem.classes)):
             streams = [self._new_stream(problem.kernel, n_features, problem.n_models)]
         else:
@@ -567,13 +566,14 @@ class BudgetSVC(BaseSVC):
             stream.budget, stream.nearest_kernel = budget, kappa
         return streams
 
-    def _auto_budget(self, n_classes, n_features, spread):
-        """``budget`` resolved (:func:`resolve_budget`); on ``spread`` data 'auto' grows only
+    def _auto_budget(self, n_classes, n_features, kappa):
+        """``budget`` resolved (:func:`resolve_budget`) for rows whose :func:`nearest_kernel`
+        is ``kappa`` (None: not measured); on spread data 'auto' grows only
         as far as the dense support-vector stores of all binary models (two copies, see
         :func:`check_stores`) stay within ``_options.DENSE_VECTORS_MAX_BYTES``, so that
         very wide sparse data the base budget fits is not refused for the growth."""
         budget = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget)
-        if not spread:
+        if kappa is None or kappa >= AUTO_SPREAD_KAPPA:
             return budget
         grown = resolve_budget(self.budget, n_classes, self.multi_class, self.shared_budget,
                                spread=True)

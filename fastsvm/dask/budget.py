@@ -7,8 +7,8 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ..base import regularization
-from ..bsgd.estimator import (AUTO_SPREAD_KAPPA, MAINTENANCE, BudgetSVC, _dual_coef,
-                              check_stores, nearest_kernel, stack_support_vectors)
+from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_stores,
+                              nearest_kernel, stack_support_vectors)
 from ..bsgd.solver import run_pass
 from ..merge import METHODS
 from ..merge.table import load_tables
@@ -137,9 +137,8 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             if self.budget == "auto":       # on the largest partition's rows, where they lie
                 largest = parts[int(np.argmax(partitions.n_samples))]
                 stream.nearest_kernel = client.submit(_nearest_kernel, largest, kernel).result()
-            stream.budget = self._auto_budget(
-                len(classes), self.n_features_in_,
-                stream.nearest_kernel is not None and stream.nearest_kernel < AUTO_SPREAD_KAPPA)
+            stream.budget = self._auto_budget(len(classes), self.n_features_in_,
+                                              stream.nearest_kernel)
             stream.n_seen, stream.weight_seen = n, weight_sum
             stream.lam = regularization(self.C, weight_sum)
             if self.learning_rate == "linear-decay":
