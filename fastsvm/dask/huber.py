@@ -17,7 +17,11 @@ class _Partition(Block):
 
     The state only decides which rows' margins are computed, never the sums
     returned, so a partition rebuilt from its inputs after a worker was lost
-    (Dask recomputes lost results) gives the same sums.
+    (Dask recomputes lost results) gives the same sums.  A copy sent to
+    another worker (work stealing, replication) leaves the state behind and
+    starts afresh too: the worker may be serialising the partition while a
+    task of another binary model re-sorts that model's lists, and a copy
+    of the lists half re-sorted would give wrong sums.
     """
 
     def __init__(self, local, X, y, weight, classes):
@@ -25,6 +29,9 @@ class _Partition(Block):
         self.h = local.h
         self.margin_bounds = local.margin_bounds
         self.evaluators = {}
+
+    def __getstate__(self):
+        return {**vars(self), "evaluators": {}}
 
     def evaluator(self, model):
         if model not in self.evaluators:
