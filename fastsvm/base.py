@@ -95,11 +95,25 @@ def regularization(C, weight_sum):
     lam = 1.0 / C / weight_sum
     tiny, huge = np.finfo(np.float64).tiny, np.finfo(np.float64).max
     if not tiny <= lam < huge:
+        with np.errstate(over="ignore"):
+            low, high = 1.0 / huge / weight_sum, 1.0 / tiny / weight_sum
+        usable = (f"between {low:.3g} and {high:.3g}" if high < huge and low > 0
+                  else f"of at least {low:.3g}" if low > 0 else f"of at most {high:.3g}")
         raise ValueError(f"C={C!r} is too {'large' if lam < tiny else 'small'} for a total "
                          f"sample weight of {weight_sum:.6g}: the regularisation 1/(C S) = {lam!r} "
-                         f"is outside float64's normal range; use C between "
-                         f"{1.0 / huge / weight_sum:.3g} and {1.0 / tiny / weight_sum:.3g}")
+                         f"is outside float64's normal range; use C {usable}, or scale the "
+                         "sample weights")
     return lam
+
+
+def step_weights(weights, n, weight_sum):
+    """s_i n / S for weights s_i summing to S over n rows: exactly 1 for unit weights, and
+    finite for weights so small (subnormal) that n / S overflows."""
+    scale = n / weight_sum
+    if np.isfinite(scale):
+        return weights * scale
+    top = weights.max()
+    return (weights / top) * (n / (weight_sum / top))
 
 
 def check_value_range(X):
@@ -213,7 +227,7 @@ class TrainingProblem:
     def step_weights(self):
         """s_i n / S: each row's factor in the average (1/n) sum_i (s_i n / S) l_i
         (exactly 1 for equal weights)."""
-        return self.weights * (self.n_samples / self.weight_sum)
+        return step_weights(self.weights, self.n_samples, self.weight_sum)
 
     def gram(self):
         """The n x n kernel matrix of the training rows (for 'precomputed' and callables).

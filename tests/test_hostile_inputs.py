@@ -371,6 +371,35 @@ def test_lambda_outside_float_range_is_a_clear_error(name):
         make(name, C=1e-300).fit(X, y, sample_weight=np.full(len(y), 1e-100))
 
 
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("weight, C", [(1e-309, 1.0), (1e-309, 1e15), (1e-320, 1e15)])
+def test_subnormal_sample_weights_give_a_finite_model_or_a_clear_error(name, weight, C):
+    """Weights so small that n / S overflows: the step weights s_i n / S are formed without
+    it (they were inf, and MarginSGDSVC, which ignores C, crashed on the NaN offsets)."""
+    X, y = data()
+    params = {} if name == "margin-sgd" else {"C": C}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert assert_finite_or_value_error(make(name, **params), X, y,
+                                            sample_weight=np.full(len(y), weight))
+
+
+def test_margin_sgd_model_does_not_depend_on_the_scale_of_the_weights():
+    X, y = data()
+    plain = make("margin-sgd").fit(X, y)
+    tiny = make("margin-sgd").fit(X, y, sample_weight=np.full(len(y), 1e-309))
+    assert_array_equal(tiny.predict(X), plain.predict(X))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "margin-sgd"])
+def test_lambda_error_names_a_usable_C_without_overflowing(name):
+    X, y = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"use C of at least 1\.39e\+10, or scale"):
+            make(name).fit(X, y, sample_weight=np.full(len(y), 1e-320))
+
+
 def test_kernel_pegasos_large_C_stays_finite():
     """Its scale factor underflowed and coef / scale overflowed to a NaN model at C >= 1e5."""
     X, y = data()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
-from ..base import check_dense_vectors, regularization
+from ..base import check_dense_vectors, regularization, step_weights
 from .._cycles import ticks_per_second
 from . import _kernels as K
 from ._shared_kernels import sgd_steps_shared
@@ -128,7 +128,7 @@ class BSGDStream:
 
     def step_weights(self, weights):
         """s_i n_seen / S_seen: exactly 1 for unit weights."""
-        return weights * (self.n_seen / self.weight_seen)
+        return step_weights(weights, self.n_seen, self.weight_seen)
 
 
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,

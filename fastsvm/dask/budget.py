@@ -6,7 +6,7 @@ import time
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..base import regularization
+from ..base import regularization, step_weights
 from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_stores,
                               nearest_kernel, stack_support_vectors)
 from ..bsgd.solver import run_pass
@@ -38,18 +38,18 @@ class _Partition(Block):
         return self._order[1]
 
 
-def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, step_factor):
+def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, totals):
     """SGD steps over piece ``piece`` of ``pieces`` of a random order (from ``seed``) of the
     partition's rows, on a copy of ``state`` (the input stays valid should Dask run the
-    task again)."""
+    task again); ``totals`` = (n, S) of all partitions make the step weights s_i n / S."""
     state = copy.deepcopy(state)
     if part.n_samples == 0:
         return state
     order = np.array_split(part.order(seed), pieces)[piece]
     y = part.labels if state.shared else part.targets[model]
     budget, maintenance, method = params
-    run_pass(state, part.packed, y, part.weights * step_factor, order, lam, kernel, budget,
-             maintenance, method, False, load_tables())
+    run_pass(state, part.packed, y, step_weights(part.weights, *totals), order, lam, kernel,
+             budget, maintenance, method, False, load_tables())
     return state
 
 
@@ -144,8 +144,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             if self.learning_rate == "linear-decay":
                 for state in stream.states:
                     state.horizon = self.epochs * n
-            self._travel(client, parts, stream, partitions.n_samples,
-                         n / weight_sum)
+            self._travel(client, parts, stream, partitions.n_samples, (n, weight_sum))
             dual_coef = _dual_coef([stream])
             support_vectors = stack_support_vectors(stream.states, self.n_features_in_)
             if self.fit_intercept:
@@ -157,7 +156,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
                                          started))
         return self
 
-    def _travel(self, client, parts, stream, sizes, step_factor):
+    def _travel(self, client, parts, stream, sizes, totals):
         """``epochs`` passes: each model (one for a shared budget) travels through the
         partitions; the chains of separate models run concurrently.
 
@@ -183,6 +182,6 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
                 for p, k in visits[rng.permutation(len(visits))]:
                     future = client.submit(_pass, parts[p], future, model, seeds[p], k,
                                            pieces[p], stream.lam, stream.kernel, params,
-                                           step_factor, pure=False)
+                                           totals, pure=False)
             chains.append(future)
         stream.states = client.gather(chains)

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .. import _options
 from .._blas import one_blas_pool
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
-                    random_seeds, regularization)
+                    random_seeds, regularization, step_weights)
 from ..kernels import KERNELS
 from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
                           resolve_multi_class)
@@ -548,7 +548,7 @@ class NystromSVC(BaseSVC):
         for rows, targets in ovo_problems(problem.y, n_classes):
             weight_sum = float(problem.weights[rows].sum())
             weight = np.zeros(problem.n_samples)
-            weight[rows] = problem.weights[rows] * (len(rows) / weight_sum)
+            weight[rows] = step_weights(problem.weights[rows], len(rows), weight_sum)
             binary.append((rows, targets, weight, regularization(self.C, weight_sum)))
         return binary
 
