@@ -291,6 +291,21 @@ def test_huber_svc_reports_its_stop_measure_and_gradient(solver, fit_intercept):
             assert ("suboptimality_bound" in info) == (not fit_intercept)
 
 
+@pytest.mark.parametrize("scale", [1e4, 1e12, 1e20])
+def test_huber_lbfgs_moves_on_unscaled_features(scale):
+    """On features of 1e12 the first line search needed more than scipy's default 20 trials
+    to shrink its step by 1e-12: L-BFGS stopped at w = 0 and every row took one class
+    (accuracy 1/6 on blobs of 10 and 50 rows).  The model is not certified there (the
+    problem is about as ill-conditioned as (R^2 / lambda), so it warns), but it moves."""
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.randn(10, 2) - 2, rng.randn(50, 2) + 2] * scale
+    y = np.r_[np.zeros(10, int), np.ones(50, int)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = HuberSVC().fit(X, y)
+    assert clf.score(X, y) == 1.0
+
+
 def test_huber_conjugate_and_weak_duality():
     """l(z) = max over a in [0, 1] of a (1 + h - z) - h a^2, on a grid of a; and for
     random models and feasible alpha, the dual is below the exact minimum."""

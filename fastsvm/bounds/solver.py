@@ -282,6 +282,9 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
     :func:`huber_duality` (one plain pass) decides: stop once (F - D) / |F| <= ``tol``, a
     certificate that F - F* <= tol |F|; else stop unconverged after ``max_iter``
     iterations or evaluations, or when the line search can make no more progress.
+    The line search may try 100 steps (scipy's default is 20): L-BFGS's first step moves
+    w by 1, so on features of 1e12 it must shrink by 1e-12, and with 20 trials it
+    stopped at w = 0.
     """
     d = n_features
     result = HuberResult(np.zeros(d), 0.0, [], [], [], float("nan"), False)
@@ -324,7 +327,7 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
         solution = scipy.optimize.minimize(objective, np.zeros(d + int(fit_intercept)),
                                            jac=True, method="L-BFGS-B", callback=certify,
                                            options={"maxiter": max_iter, "maxfun": max_iter,
-                                                    "ftol": 0.0, "gtol": 0.0})
+                                                    "ftol": 0.0, "gtol": 0.0, "maxls": 100})
         # out of iterations, or no more progress (at the optimum, or short of tol)
         x = solution.x
         result.duality_gap = relative_gap(evaluator, *split(x), lam, h, weight_sum,
