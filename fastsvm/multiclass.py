@@ -75,16 +75,22 @@ def ovo_scores(decision, n_classes):
     SVC's ``decision_function_shape='ovr'``: the votes of the pairs (a positive value
     votes for j, else for i) plus the sum of each class's confidences (+f for j, -f for
     i) mapped into (-1/3, 1/3) by s / (3 (|s| + 1)), which breaks ties between equal
-    votes and never outweighs a vote."""
+    votes and never outweighs a vote.  A sum beyond 1e300 (decision values near float64's
+    largest, whose sums overflow) maps to its limit +-1/3."""
     votes = np.zeros((decision.shape[0], n_classes))
     confidence = np.zeros((decision.shape[0], n_classes))
-    for k, (i, j) in enumerate(ovo_pairs(n_classes)):
-        positive = decision[:, k] > 0
-        votes[:, j] += positive
-        votes[:, i] += ~positive
-        confidence[:, j] += decision[:, k]
-        confidence[:, i] -= decision[:, k]
-    return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+    with np.errstate(over="ignore"):
+        for k, (i, j) in enumerate(ovo_pairs(n_classes)):
+            positive = decision[:, k] > 0
+            votes[:, j] += positive
+            votes[:, i] += ~positive
+            confidence[:, j] += decision[:, k]
+            confidence[:, i] -= decision[:, k]
+    with np.errstate(over="ignore", invalid="ignore"):
+        tie_break = np.where(np.abs(confidence) < 1e300,
+                             confidence / (3.0 * (np.abs(confidence) + 1.0)),
+                             np.sign(confidence) / 3.0)
+    return votes + tie_break
 
 
 def labels_from_decision(decision, classes):

@@ -858,6 +858,19 @@ def test_one_vs_one_scores_are_svcs():
         assert np.all(votes[np.arange(200), winner] == votes.max(axis=1))
 
 
+def test_one_vs_one_scores_of_huge_decision_values_stay_finite():
+    """Finite one-vs-one values near float64's largest (a model file's offsets of 1e308):
+    their sums overflowed and the tie-break turned them into NaN, which argmax took for
+    the class of fewest votes."""
+    from fastsvm.multiclass import ovo_scores
+
+    decision = np.array([[1e308, 1e308, 0.5], [-1e308, 1e308, -1e308], [1e308, 1e308, 1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scores = ovo_scores(decision, 3)
+    assert_allclose(scores, [[-1 / 3, 4 / 3, 7 / 3], [1, 1, 1], [-1 / 3, 1, 7 / 3]])
+
+
 @pytest.mark.parametrize("n_classes, resolved", [(3, "ovo"), (4, "ovr")])
 def test_auto_split_is_one_vs_one_up_to_its_class_limit(monkeypatch, n_classes, resolved):
     """multi_class='auto' trains exactly the 'ovo' model up to AUTO_OVO_MAX_CLASSES
