@@ -185,7 +185,9 @@ class HuberSVC(BaseSVC):
         Objective evaluations per binary model (for 'gd' gradient steps + 1).
     n_examined_ : list of ndarray
         Per binary model, the number of points whose margin was computed at
-        each evaluation (n_samples at re-sorts and plain evaluations).
+        each evaluation (n_samples at re-sorts and plain evaluations).  A
+        diagnostic of the fit that model files do not keep (they keep
+        ``training_info_``, with its ``examined_fraction``).
     training_info_ : dict
         Per model: ``objective`` at each evaluation, ``converged``,
         ``duality_gap`` (the relative duality gap (F - D) / F at the returned
