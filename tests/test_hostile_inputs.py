@@ -403,9 +403,12 @@ def test_lambda_error_names_a_usable_C_without_overflowing(name):
 def test_kernel_pegasos_large_C_stays_finite():
     """Its scale factor underflowed and coef / scale overflowed to a NaN model at C >= 1e5."""
     X, y = data()
-    for C in (1e5, 1e10, 1e100):
-        clf = fit_quietly(make("pegasos-rbf", C=C), X, y)
+    for C in (1e5, 1e10, 1e100, 1e160):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)   # lambda ||w||^2 overflowed at 1e160
+            clf = fit_quietly(make("pegasos-rbf", C=C), X, y)
         assert np.all(np.isfinite(clf.dual_coef_)) and np.all(np.isfinite(clf.decision_function(X)))
+        assert np.all(np.isfinite(clf.training_info_["objective"]))
 
 
 @pytest.mark.parametrize("name", NAMES)

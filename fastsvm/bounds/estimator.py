@@ -43,7 +43,8 @@ def _pegasos_certificate(problem, results, fitted, lam, bias_feature):
         margins = Y * (_linear_decision(problem.X, fitted["coef_"]) + fitted["intercept_"]).T
         V = _linear_decision(problem.X.T, (alpha * Y))  # sum_i alpha_i y_i x_i, (d, n_models)
         alpha_norm2 = (V ** 2).sum(axis=0) + (bias_feature * (alpha * Y).sum(axis=1)) ** 2
-        return hinge_duality(margins, (W ** 2).sum(axis=1), alpha, alpha_norm2, upper, lam)
+        return hinge_duality(margins, ((lam * W) * W).sum(axis=1), alpha, alpha_norm2, upper,
+                             lam)
     # kernel: w = sum_s beta_s phi'(x_s), beta = dual_coef_ on the rows `support`, so
     # alpha_s = lambda y_s beta_s; f and g below are the expansions of beta and alpha * y
     support = np.unique(np.concatenate([r.support for r in results]))   # as in _fit
@@ -58,9 +59,9 @@ def _pegasos_certificate(problem, results, fitted, lam, bias_feature):
     F += bias_feature ** 2 * coef.sum(axis=0)           # the offset feature: k' = k + 1
     n_models = len(results)
     f, g = F[:, :n_models].T, F[:, n_models:].T         # (n_models, n) each
-    w_norm2 = (beta * f[:, support]).sum(axis=1)
+    lam_w_norm2 = ((lam * beta) * f[:, support]).sum(axis=1)
     alpha_norm2 = ((alpha * Y)[:, support] * g[:, support]).sum(axis=1)
-    return hinge_duality(Y * f, w_norm2, alpha, alpha_norm2, upper, lam)
+    return hinge_duality(Y * f, lam_w_norm2, alpha, alpha_norm2, upper, lam)
 
 
 class HuberSVC(BaseSVC):

@@ -444,7 +444,7 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
                          counters)
 
 
-def hinge_duality(margins, w_norm2, dual, dual_norm2, upper, lam):
+def hinge_duality(margins, lam_w_norm2, dual, dual_norm2, upper, lam):
     r"""Primal and dual objectives of Pegasos' problem, for each of the models (rows).
 
     The primal (Shalev-Shwartz et al. 2007, eq. 1, with the sample weights
@@ -466,8 +466,9 @@ def hinge_duality(margins, w_norm2, dual, dual_norm2, upper, lam):
     ----------
     margins : ndarray of shape (n_models, n)
         y_i <w, phi'(x_i)> of each model.
-    w_norm2 : ndarray of shape (n_models,)
-        ||w||^2 (offset included).
+    lam_w_norm2 : ndarray of shape (n_models,)
+        lambda ||w||^2 (offset included), formed by the caller so that a huge w at a tiny
+        lambda (C = 1e160) does not overflow on the way.
     dual : ndarray of shape (n_models, n)
         A point alpha of the box.
     dual_norm2 : ndarray of shape (n_models,)
@@ -480,7 +481,7 @@ def hinge_duality(margins, w_norm2, dual, dual_norm2, upper, lam):
     -------
     primal, dual_objective : ndarrays of shape (n_models,)
     """
-    primal = 0.5 * lam * w_norm2 + np.maximum(0.0, 1.0 - margins) @ upper
+    primal = 0.5 * lam_w_norm2 + np.maximum(0.0, 1.0 - margins) @ upper
     return primal, dual.sum(axis=1) - 0.5 * dual_norm2 / lam
 
 
