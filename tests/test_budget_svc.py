@@ -446,6 +446,26 @@ def test_partial_fit_lambda_change_keeps_the_model():
         assert_allclose(state.alpha(stream.lam), alpha, rtol=1e-12)
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+def test_partial_fit_after_fit_continues_with_pegasos_steps(classes):
+    """fit's linear-decay horizon ends at its last step: partial_fit continued it, whose
+    factor then turned negative (accuracy 0.96 -> 0.39 on a blob pair) until G(t) = 0 divided by
+    zero at the next call.  The switch to Pegasos steps keeps alpha, then the stream
+    goes on learning."""
+    X, y = make_blobs(2000, centers=classes, cluster_std=1.5, random_state=0)
+    clf = BudgetSVC(budget=40, epochs=2, random_state=0).fit(X[:600], y[:600])
+    fitted = clf.score(X[1400:], y[1400:])
+    for stream in clf._streams:
+        for state in stream.states:
+            alpha = state.alpha(stream.lam)
+            state.to_pegasos_steps()
+            assert state.horizon == 0
+            assert_allclose(state.alpha(stream.lam), alpha, rtol=1e-12)
+    for batch in np.array_split(np.arange(600, 1400), 4):
+        clf.partial_fit(X[batch], y[batch])
+    assert clf.score(X[1400:], y[1400:]) >= fitted - 0.05
+
+
 def test_partial_fit_needs_classes_or_rejects_unknown_labels():
     X, y = make_blobs(90, centers=3, random_state=0)
     clf = BudgetSVC(budget=10).partial_fit(X[y < 2], y[y < 2])

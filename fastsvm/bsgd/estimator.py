@@ -527,9 +527,10 @@ class BudgetSVC(BaseSVC):
     def _partial_fit(self, X, y, classes, sample_weight):
         streams = getattr(self, "_streams", None)
         if streams is None and hasattr(self, "dual_coef_"):
-            raise ValueError("this BudgetSVC holds a model loaded from a file, without the training "
-                             "state (step counter, lambda) that partial_fit continues from; "
-                             "train a new model with fit or partial_fit instead")
+            raise ValueError("this BudgetSVC holds a model without the training state (step "
+                             "counter, lambda) that partial_fit continues from (loaded from a "
+                             "file, or DaskBudgetSVC.to_local()); train a new model with fit or "
+                             "partial_fit instead")
         if streams is None:
             classes = None if classes is None else np.unique(np.asarray(classes))
         else:
@@ -538,6 +539,8 @@ class BudgetSVC(BaseSVC):
                                  f"call {self.classes_!r}")
             classes = self.classes_
             streams = copy.deepcopy(streams)    # the previous model stays intact
+            for state in (state for stream in streams for state in stream.states):
+                state.to_pegasos_steps()        # after fit's linear decay
         problem = self._problem(X, y, sample_weight, classes=classes, reset=streams is None,
                                 partial=True)
         if streams is None:

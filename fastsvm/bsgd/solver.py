@@ -80,6 +80,15 @@ class BSGDState:
         sv_idx[:n] = self.sv_idx[:n]
         self.svt, self.sv_sq, self.beta, self.sv_idx = svt, sv_sq, beta, sv_idx
 
+    def to_pegasos_steps(self):
+        """Continue with Pegasos steps (``horizon`` 0) from the model of linear-decay steps,
+        alpha unchanged: beta = lambda G(t) alpha scales by t / G_T(t).  ``partial_fit``
+        after ``fit`` needs it: past its horizon T the linear decay's factor turns
+        negative (the steps then unlearn) and at 2T + 1 its G is 0."""
+        if self.horizon > 0 and self.t > 0:
+            self.beta[: self.n_sv] *= K.step_mass(self.t, 0) / K.step_mass(self.t, self.horizon)
+        self.horizon = 0
+
     def rescale_lambda(self, lam_old, lam_new):
         """Keep alpha fixed when lambda changes (partial_fit): beta scales with lambda."""
         self.beta[: self.n_sv] *= lam_new / lam_old
