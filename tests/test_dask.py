@@ -128,6 +128,19 @@ def test_a_partition_sent_to_another_worker_leaves_its_bounds_state_behind():
     assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
 
 
+def test_a_partition_of_only_zero_weights_adds_nothing(client):
+    """scikit-learn's weight check refuses all-zero weights; a block of them is skipped,
+    as rows of weight 0 are locally."""
+    X, y = _data()
+    weight = np.ones(len(y))
+    weight[:750] = 0.0
+    local = HuberSVC(**STABLE).fit(X, y, sample_weight=weight)
+    dist = DaskHuberSVC(client=client, **STABLE).fit(
+        da.from_array(X, chunks=(750, 12)), da.from_array(y, chunks=750),
+        sample_weight=da.from_array(weight, chunks=750))
+    assert _relative(dist.coef_, local.coef_) <= 1e-6
+
+
 def test_numpy_input_gives_numpy_output(client):
     X, y = _data(n=800)
     dist = DaskHuberSVC(client=client, **STABLE).fit(X, y)

@@ -174,6 +174,8 @@ def has_positive_weight(local, X, y, weight, classes):
     a block without one adds nothing, as rows of weight 0 add nothing locally."""
     if X.shape[0] == 0:
         return False
+    if weight is not None and np.shape(weight) == (X.shape[0],) and not np.any(weight):
+        return False    # scikit-learn's check refuses all-zero weights, here only this block's
     sample = _check_sample_weight(weight, X, dtype=np.float64, ensure_non_negative=True)
     if local.class_weight is None:
         return bool(np.any(sample > 0))
