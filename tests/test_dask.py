@@ -283,6 +283,16 @@ def test_budget_multiclass_weights_and_round_trip(client, tmp_path, shared_budge
     assert_array_equal(load_model(tmp_path / "b.npz").predict(Xt), dist.predict(Xt))
 
 
+def test_budget_diagnostics_compare_the_merge_methods_on_the_workers(client):
+    """diagnostics=True had been dropped on the workers, reporting no event compared and a
+    perfect agreement."""
+    X, y = _data(n=1000)
+    info = DaskBudgetSVC(client=client, budget=20, epochs=1, diagnostics=True,
+                         random_state=0).fit(X, y).training_info_
+    assert info["merges"] > 0 and info["diag_events"] == info["merges"]
+    assert info["wd_factor_gss"] > 1.0
+
+
 def test_budget_sparse_numpy_input_resolves_gamma_on_all_rows(client):
     X, y = _data(n=600)
     X[np.abs(X) < 1.0] = 0.0

@@ -47,9 +47,9 @@ def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, totals):
         return state
     order = np.array_split(part.order(seed), pieces)[piece]
     y = part.labels if state.shared else part.targets[model]
-    budget, maintenance, method = params
+    budget, maintenance, method, diagnostics = params
     run_pass(state, part.packed, y, step_weights(part.weights, *totals), order, lam, kernel,
-             budget, maintenance, method, False, load_tables())
+             budget, maintenance, method, diagnostics, load_tables())
     return state
 
 
@@ -167,7 +167,8 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         then interleaved as a global permutation would mix them.  Visiting
         whole partitions one after another lost 0.5-0.7 points on ijcnn1.
         """
-        params = (stream.budget, MAINTENANCE[self.maintenance], METHODS[self.merge_method])
+        params = (stream.budget, MAINTENANCE[self.maintenance], METHODS[self.merge_method],
+                  self.diagnostics)
         steps = self.epochs * int(np.sum(sizes))
         check_stores(stream.states, params[0], {id(state): steps for state in stream.states},
                      self.n_features_in_)
