@@ -141,6 +141,16 @@ def test_a_partition_of_only_zero_weights_adds_nothing(client):
     assert _relative(dist.coef_, local.coef_) <= 1e-6
 
 
+def test_prediction_on_empty_chunks(client):
+    """Chunks such as (400, 0, 400) or a filter's empty blocks: prediction had called the
+    local estimator on zero rows, which its validation refuses."""
+    X, y = _data(n=800, classes=3)
+    Xd = da.from_array(X, chunks=((400, 0, 400), 12))
+    clf = DaskHuberSVC(client=client).fit(X, y)
+    assert_array_equal(clf.predict(Xd).compute(), clf.predict(X))
+    assert clf.decision_function(Xd[Xd[:, 0] > 1e9]).compute().shape == (0, 3)
+
+
 def test_numpy_input_gives_numpy_output(client):
     X, y = _data(n=800)
     dist = DaskHuberSVC(client=client, **STABLE).fit(X, y)

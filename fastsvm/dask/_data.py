@@ -99,15 +99,21 @@ def class_counts(client, blocks, classes):
 
 def map_rows(func, X, width, dtype):
     """``func`` applied to every row block of the dask collection X on the workers: a dask
-    array of shape (n,) (``width`` None) or (n, width)."""
+    array of shape (n,) (``width`` None) or (n, width).  An empty block (a filter's, or
+    chunks such as (50, 0, 50)) gives an empty result without calling ``func``, whose
+    validation refuses zero rows."""
     tail = () if width is None else (width,)
+
+    def apply(block):
+        return np.empty((0,) + tail, dtype=dtype) if block.shape[0] == 0 else func(block)
+
     if isinstance(X, dd.DataFrame):     # blocks stay DataFrames: feature names are checked
         parts = X.to_delayed()
         lengths = X.map_partitions(len).compute()
-        return da.concatenate([da.from_delayed(dask.delayed(func)(part), (int(length),) + tail,
+        return da.concatenate([da.from_delayed(dask.delayed(apply)(part), (int(length),) + tail,
                                                dtype=dtype)
                                for part, length in zip(parts, lengths)])
     X = _as_dask(X, "X").rechunk({1: -1})
     if width is None:
-        return X.map_blocks(func, drop_axis=1, dtype=dtype)
-    return X.map_blocks(func, chunks=(X.chunks[0], (width,)), dtype=dtype)
+        return X.map_blocks(apply, drop_axis=1, dtype=dtype)
+    return X.map_blocks(apply, chunks=(X.chunks[0], (width,)), dtype=dtype)
