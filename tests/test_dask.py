@@ -151,6 +151,22 @@ def test_prediction_on_empty_chunks(client):
     assert clf.decision_function(Xd[Xd[:, 0] > 1e9]).compute().shape == (0, 3)
 
 
+def test_clone_pickle_and_grid_search_with_a_client(client):
+    """deepcopy of a Client (clone's default) and pickling it failed: a clone shares the
+    client, a pickle leaves it out."""
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data(n=400)
+    assert clone(DaskHuberSVC(client=client, C=3.0)).client is client
+    fitted = DaskHuberSVC(client=client).fit(X, y)
+    copy = pickle.loads(pickle.dumps(fitted))
+    assert copy.client is None and fitted.client is client
+    assert_array_equal(copy.predict(X), fitted.predict(X))
+    search = GridSearchCV(DaskHuberSVC(client=client), {"C": [0.1, 1.0]}, cv=2).fit(X, y)
+    assert search.best_params_["C"] in (0.1, 1.0)
+
+
 def test_numpy_input_gives_numpy_output(client):
     X, y = _data(n=800)
     dist = DaskHuberSVC(client=client, **STABLE).fit(X, y)

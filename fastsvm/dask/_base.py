@@ -7,6 +7,7 @@ import dask
 import numpy as np
 import scipy.sparse as sp
 from distributed import get_client
+from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -24,6 +25,17 @@ class DaskMixin:
     ``client``, the Dask estimator takes)."""
 
     _local_class = None
+
+    def __sklearn_clone__(self):
+        """A clone shares the client (a live connection, which ``copy.deepcopy`` cannot
+        copy): so GridSearchCV and the other meta-estimators work with ``client=``."""
+        params = {k: clone(v, safe=False) for k, v in self._local_params().items()}
+        return type(self)(client=self.client, **params)
+
+    def __getstate__(self):
+        """Pickled without its client (a live connection): the unpickled estimator uses the
+        default client, or one given by ``set_params(client=...)``."""
+        return {**super().__getstate__(), "client": None}
 
     def _local_params(self):
         return {k: v for k, v in self.get_params().items() if k != "client"}
