@@ -106,6 +106,11 @@ def regularization(C, weight_sum):
     return lam
 
 
+#: What scikit-learn's validation sets on the estimator (reset=True): held back until a fit
+#: publishes its model, so that a prediction during a refit sees the previous model whole.
+INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
+
+
 def step_weights(weights, n, weight_sum):
     """s_i n / S for weights s_i summing to S over n rows: exactly 1 for unit weights, and
     finite for weights so small (subnormal) that n / S overflows."""
@@ -376,11 +381,12 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         """
         self._check_parameters()
         kernel = self._kernel_param()
+        previous = {k: self.__dict__[k] for k in INPUT_ATTRIBUTES if k in self.__dict__}
         if callable(kernel):            # X goes to the callable as given, as for SVC
             check_consistent_length(X, y)
             y = column_or_1d(y, warn=True)
             if reset:
-                for stale in ("n_features_in_", "feature_names_in_"):
+                for stale in INPUT_ATTRIBUTES:
                     self.__dict__.pop(stale, None)
         else:
             if kernel == "precomputed" and sp.issparse(X):
@@ -394,6 +400,10 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             if kernel == "precomputed" and X.shape[0] != X.shape[1]:
                 raise ValueError(f"Precomputed matrix must be a square matrix. Input is a "
                                  f"{X.shape[0]}x{X.shape[1]} matrix.")
+        if reset:   # what validation set waits for _publish; the previous model keeps its own
+            self._input_attributes = {k: self.__dict__.pop(k) for k in INPUT_ATTRIBUTES
+                                      if k in self.__dict__}
+            self.__dict__.update(previous)
         check_classification_targets(y)
         y_enc = None
         if classes is None:
@@ -482,8 +492,11 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         broken = sorted(name for name, value in fitted.items() if _non_finite(value))
         if broken:
             raise ValueError(self._overflow_message(f"non-finite {', '.join(broken)}"))
+        held = self.__dict__.pop("_input_attributes", None)
+        if held is not None:            # n_features_in_, feature_names_in_ of this fit's X
+            fitted = {**held, **fitted}
         stale = [name for name in vars(self) if name.endswith("_") and not name.startswith("_")
-                 and name not in ("n_features_in_", "feature_names_in_") and name not in fitted]
+                 and (held is not None or name not in INPUT_ATTRIBUTES) and name not in fitted]
         for name in stale:
             delattr(self, name)
         for name, value in fitted.items():

@@ -556,6 +556,29 @@ def test_interrupted_refit_keeps_the_previous_model(monkeypatch, name, stage):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_refit_shows_its_input_attributes_only_with_its_model(monkeypatch, name):
+    """scikit-learn's validation sets n_features_in_ and feature_names_in_ at the start of
+    fit: another thread predicting during a refit saw the new feature count with the old
+    coefficients.  They now wait for the model, and the previous model stays whole."""
+    X, y = data()
+    clf = fit_quietly(make(name), pd.DataFrame(X, columns=[f"f{i}" for i in range(5)]), y)
+    before = clf.decision_function(pd.DataFrame(X, columns=clf.feature_names_in_))
+    cls, seen = type(clf), []
+    fit = cls._fit
+
+    def watched_fit(self, problem):
+        seen.append((self.n_features_in_, list(self.feature_names_in_),
+                     self.decision_function(pd.DataFrame(X, columns=self.feature_names_in_))))
+        return fit(self, problem)
+    monkeypatch.setattr(cls, "_fit", watched_fit)
+    X2, y2 = data(n=30, d=3, seed=1, n_classes=3)
+    fit_quietly(clf, X2, y2)                    # no feature names this time
+    assert seen[0][:2] == (5, [f"f{i}" for i in range(5)])
+    assert_array_equal(seen[0][2], before)
+    assert clf.n_features_in_ == 3 and not hasattr(clf, "feature_names_in_")
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("stage", STAGES)
 def test_interrupted_first_fit_leaves_it_unfitted(monkeypatch, name, stage):
     X, y = data()
