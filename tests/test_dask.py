@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -220,6 +221,18 @@ def test_bad_input_gets_the_local_errors(client, change, match):
     with pytest.raises(ValueError, match=match):
         DaskHuberSVC(client=client).fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100),
                                         sample_weight=da.from_array(w, chunks=100))
+
+
+def test_mixed_input_unfitted_prediction_and_pandas_names(client):
+    X, y = _data(n=400)
+    Xd = da.from_array(X, chunks=100)
+    with pytest.raises(TypeError, match="y must be a dask array, DataFrame or Series when X"):
+        DaskHuberSVC(client=client).fit(Xd, y)
+    with pytest.raises(NotFittedError):
+        DaskHuberSVC(client=client).predict(Xd)
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    clf = DaskHuberSVC(client=client).fit(pd.DataFrame(X, columns=columns), y)
+    assert list(clf.feature_names_in_) == columns        # names read before np.asarray
 
 
 def test_unknown_chunk_sizes_are_named(client):

@@ -102,6 +102,7 @@ class DaskMixin:
         """Decision values; a dask array computed on the workers for a dask collection."""
         if not _is_dask(X):
             return super().decision_function(X)
+        check_is_fitted(self, "intercept_")
         local = self.to_local()
         width = None if len(self.classes_) == 2 else len(self.classes_)
         return map_rows(local.decision_function, X, width, np.float64)
@@ -110,6 +111,7 @@ class DaskMixin:
         """Predicted labels; a dask array computed on the workers for a dask collection."""
         if not _is_dask(X):
             return super().predict(X)
+        check_is_fitted(self, "intercept_")
         classes = self.classes_
         return self.decision_function(X).map_blocks(
             lambda d: labels_from_decision(d, classes),

@@ -22,8 +22,9 @@ def _as_dask(values, name):
         return values
     if isinstance(values, (dd.DataFrame, dd.Series)):
         return values.to_dask_array(lengths=True)
-    raise TypeError(f"{name} must be a dask array, DataFrame or Series, or NumPy / SciPy "
-                    f"input; got {type(values).__name__}")
+    raise TypeError(f"{name} must be a dask array, DataFrame or Series when X is one; got "
+                    f"{type(values).__name__} (give X, y and sample_weight all as dask "
+                    "collections, or none)")
 
 
 def _is_dask(values):
@@ -39,10 +40,10 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
     if not _is_dask(X):                 # NumPy / SciPy / lists, for convenience
         if _is_dask(y) or _is_dask(sample_weight):
             raise TypeError("give X, y and sample_weight all as dask collections, or none")
+        _check_feature_names(estimator, X, reset=True)   # before a DataFrame loses its names
         X = X if sp.issparse(X) else np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
-        _check_feature_names(estimator, X, reset=True)
         y = np.asarray(y)
         if len(y) != X.shape[0]:
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
