@@ -466,6 +466,20 @@ def test_partial_fit_after_fit_continues_with_pegasos_steps(classes):
     assert clf.score(X[1400:], y[1400:]) >= fitted - 0.05
 
 
+@pytest.mark.parametrize("change", [dict(multi_class="ovr"), dict(gamma=5.0), dict(budget=10),
+                                    dict(kernel="linear", maintenance="remove")])
+def test_partial_fit_refuses_parameters_changed_mid_stream(change):
+    """The stream's models were built with its kernel, budget and split: set_params had been
+    ignored (gamma, budget) or had mixed models (one-vs-one pairs continued as one-vs-rest
+    models), silently.  C and merge_method may change."""
+    X, y = make_blobs(600, centers=3, random_state=0)
+    clf = BudgetSVC(budget=40, random_state=0).partial_fit(X[:300], y[:300])
+    clf.set_params(C=2.0, merge_method="gss").partial_fit(X[300:400], y[300:400])
+    clf.set_params(**change)
+    with pytest.raises(ValueError, match="changed .set_params. since the stream started"):
+        clf.partial_fit(X[400:], y[400:])
+
+
 def test_partial_fit_needs_classes_or_rejects_unknown_labels():
     X, y = make_blobs(90, centers=3, random_state=0)
     clf = BudgetSVC(budget=10).partial_fit(X[y < 2], y[y < 2])

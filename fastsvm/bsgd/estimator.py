@@ -111,6 +111,16 @@ def _dual_coef(streams):
     return dual_coef
 
 
+#: Parameters a partial_fit stream is built with (its kernel, budget and split); changing
+#: one between calls is refused.
+STREAM_PARAMS = ("kernel", "gamma", "degree", "coef0", "budget", "multi_class",
+                 "shared_budget", "maintenance")
+
+
+def _same_param(a, b):
+    return a is b or (not callable(a) and bool(a == b))
+
+
 def _streams(estimator):
     """partial_fit exists for kernels evaluated from the features (the AttributeError says
     why not for a kernel matrix)."""
@@ -537,6 +547,13 @@ class BudgetSVC(BaseSVC):
             if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
                 raise ValueError(f"classes={classes!r} differs from the classes of the first "
                                  f"call {self.classes_!r}")
+            changed = sorted(k for k, v in (getattr(streams[0], "params", None) or {}).items()
+                             if not _same_param(getattr(self, k), v))
+            if changed:
+                raise ValueError(f"{', '.join(changed)} changed (set_params) since the stream "
+                                 "started (fit, or the first partial_fit); its models were "
+                                 "built with the earlier values: set them back, or start a "
+                                 "new stream with fit or a clone")
             classes = self.classes_
             streams = copy.deepcopy(streams)    # the previous model stays intact
             for state in (state for stream in streams for state in stream.states):
@@ -565,8 +582,9 @@ class BudgetSVC(BaseSVC):
             streams = [self._new_stream(problem.kernel, n_features, 1,
                                         np.random.RandomState(rng.randint(np.iinfo(np.int32).max)))
                        for _ in ovo_pairs(len(problem.classes))]
+        params = {k: v for k, v in self.get_params(deep=False).items() if k in STREAM_PARAMS}
         for stream in streams:
-            stream.budget, stream.nearest_kernel = budget, kappa
+            stream.budget, stream.nearest_kernel, stream.params = budget, kappa, params
         return streams
 
     def _auto_budget(self, n_classes, n_features, kappa):

@@ -124,6 +124,7 @@ class BSGDStream:
     wall_s: float = 0.0
     budget: int = None
     nearest_kernel: float = None
+    params: dict = None             # the estimator's parameters that shape the stream
 
     def see(self, weights, C):
         """Count a batch of sample weights in; rescale the states for the new lambda."""
