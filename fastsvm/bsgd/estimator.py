@@ -547,8 +547,8 @@ class BudgetSVC(BaseSVC):
             if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
                 raise ValueError(f"classes={classes!r} differs from the classes of the first "
                                  f"call {self.classes_!r}")
-            changed = sorted(k for k, v in (getattr(streams[0], "params", None) or {}).items()
-                             if not _same_param(getattr(self, k), v))
+            started = getattr(streams[0], "params", None) or {}
+            changed = sorted(k for k, v in started.items() if not _same_param(getattr(self, k), v))
             if changed:
                 raise ValueError(f"{', '.join(changed)} changed (set_params) since the stream "
                                  "started (fit, or the first partial_fit); its models were "
