@@ -719,7 +719,11 @@ def _write_atomically(path, entries):
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "cannot save the model: the path is a directory",
                                 path)
-    fd, tmp = tempfile.mkstemp(prefix=".fastsvm-", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".fastsvm-", suffix=".tmp", dir=directory)
+    except OSError as exc:  # name the target, not the temporary file that was not made
+        raise type(exc)(exc.errno, f"cannot save the model: {exc.strerror} (writing into "
+                                   f"{directory})", path) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez_compressed(fh, **entries)

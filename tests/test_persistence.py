@@ -179,6 +179,16 @@ def test_save_to_a_directory_names_it(binary_model, tmp_path):
     assert os.listdir(tmp_path) == []                   # no temporary file left behind
 
 
+def test_save_where_no_file_can_be_made_names_the_target(binary_model, tmp_path, monkeypatch):
+    """The temporary file's name had been the one reported (a directory such as /proc)."""
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".fastsvm-x.tmp"))
+    monkeypatch.setattr("tempfile.mkstemp", refused)
+    with pytest.raises(PermissionError, match="cannot save the model: Permission denied") as info:
+        save_model(binary_model, tmp_path / "m.npz")
+    assert info.value.filename == str(tmp_path / "m.npz")
+
+
 def test_save_unfitted_raises_not_fitted(tmp_path):
     with pytest.raises(NotFittedError):
         save_model(BudgetSVC(), tmp_path / "m.npz")
