@@ -156,9 +156,11 @@ def load_svmlight(path, n_features=None, dtype=np.float64, zero_based=False):
     if not path.exists():
         raise FileNotFoundError(f"LIBSVM file not found: '{path}'")
     try:
-        X, y = load_svmlight_file(
-            os.fspath(path), n_features=n_features, dtype=dtype, zero_based=bool(zero_based)
-        )
+        # a value beyond a narrow dtype (70000 in float16) becomes inf, refused below by line
+        with np.errstate(over="ignore"):
+            X, y = load_svmlight_file(
+                os.fspath(path), n_features=n_features, dtype=dtype, zero_based=bool(zero_based)
+            )
     except _READ_ERRORS as err:
         raise DataFormatError(f"could not read LIBSVM file '{path}': {err}") from err
     # ValueError: a parse error; OverflowError: an index of 2**31 or more.

@@ -10,6 +10,7 @@ here, plain and compressed.
 import bz2
 import gzip
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -123,6 +124,11 @@ def test_value_overflowing_dtype(tmp_path):
     assert load_svmlight(path)[0][1, 1] == 1e39
     with pytest.raises(DataFormatError, match=error_pattern(path, 2) + ".*float32"):
         load_svmlight(path, dtype=np.float32)
+    with warnings.catch_warnings():     # scikit-learn's cast to float16 warned on the way
+        warnings.simplefilter("error", RuntimeWarning)
+        half = write(tmp_path / "half.txt", "+1 1:1\n-1 2:70000\n")
+        with pytest.raises(DataFormatError, match=error_pattern(half, 2) + ".*float16"):
+            load_svmlight(half, dtype=np.float16)
     # Labels are float64 whatever the dtype of X.
     path = write(tmp_path / "label.txt", "1e39 1:1\n-1 2:1\n")
     np.testing.assert_array_equal(load_svmlight(path, dtype=np.float32)[1], [1e39, -1])
