@@ -542,6 +542,8 @@ def test_nystrom_multiclass_weighted_dataframe_leverage_and_round_trip(client, t
     embedded = dist.transform(frame)
     assert isinstance(embedded, da.Array)
     assert_allclose(embedded.compute(), dist.transform(frame_test), rtol=1e-6, atol=1e-6)
+    single = dist.transform(frame.astype(np.float32))   # declared as what it computes
+    assert single.dtype == single.compute().dtype == np.float32
     save_model(dist.to_local(), tmp_path / "n.npz")
     assert_array_equal(load_model(tmp_path / "n.npz").predict(frame_test),
                        dist.predict(frame_test))

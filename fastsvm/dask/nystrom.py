@@ -47,6 +47,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import dask.dataframe as dd
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
@@ -600,6 +601,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
         collection."""
         if not _is_dask(X):
             return super().transform(X)
-        dtype = getattr(X, "dtype", None)
+        # the local transform keeps float32 input (a DataFrame's: all its columns float32)
+        dtypes = list(X.dtypes) if isinstance(X, dd.DataFrame) else [getattr(X, "dtype", None)]
+        single = all(dtype == np.float32 for dtype in dtypes)
         return map_rows(self.to_local().transform, X, self.n_components_,
-                        dtype if dtype in (np.float32, np.float64) else np.float64)
+                        np.float32 if single else np.float64)
