@@ -235,6 +235,30 @@ def test_mixed_input_unfitted_prediction_and_pandas_names(client):
     assert list(clf.feature_names_in_) == columns        # names read before np.asarray
 
 
+def test_missing_values_and_mixed_labels_get_the_local_errors(client):
+    """pd.NA in a nullable column had raised a TypeError from NumPy on the workers, and
+    labels were not checked per block as locally (blocks of str and of int labels met in a
+    TypeError on the client)."""
+    X, y = _data(n=400)
+    frame = pd.DataFrame(X[:, :2], columns=["a", "b"]).astype({"a": "Float64"})
+    frame.loc[3, "a"] = pd.NA
+    with pytest.raises(ValueError, match="NaN"):
+        HuberSVC().fit(frame, y)
+    with pytest.raises(ValueError, match="NaN"):
+        DaskHuberSVC(client=client).fit(dd.from_pandas(frame, npartitions=2),
+                                        dd.from_pandas(pd.Series(y), npartitions=2))
+    mixed = np.array(["a", 1] * 200, dtype=object)       # scikit-learn's own TypeError
+    with pytest.raises(TypeError, match="not supported between"):
+        HuberSVC().fit(X, mixed)
+    with pytest.raises(TypeError, match="not supported between"):
+        DaskHuberSVC(client=client).fit(X, mixed)
+    by_block = np.array(["a", "b"] * 100 + [1, 2] * 100, dtype=object)  # blocks of one type
+    with pytest.raises(ValueError, match="Unknown label type"):
+        HuberSVC().fit(X[200:], by_block[200:])
+    with pytest.raises(ValueError, match="Unknown label type"):
+        DaskHuberSVC(client=client).fit(X, by_block)
+
+
 def test_unknown_chunk_sizes_are_named(client):
     X, y = _data(n=400)
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)

@@ -9,7 +9,9 @@ import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_feature_names
 
 #: Row blocks NumPy / SciPy input is cut into (per worker, at least one).
@@ -20,7 +22,12 @@ def _as_dask(values, name):
     """A dask array from a dask array, DataFrame or Series (None stays None)."""
     if values is None or isinstance(values, da.Array):
         return values
-    if isinstance(values, (dd.DataFrame, dd.Series)):
+    if isinstance(values, dd.DataFrame):  # nullable numbers: pd.NA as NaN, which fit refuses
+        nullable = {c: "float64" for c, dtype in values.dtypes.items()
+                    if isinstance(dtype, pd.api.extensions.ExtensionDtype)
+                    and pd.api.types.is_numeric_dtype(dtype)}
+        return (values.astype(nullable) if nullable else values).to_dask_array(lengths=True)
+    if isinstance(values, dd.Series):
         return values.to_dask_array(lengths=True)
     raise TypeError(f"{name} must be a dask array, DataFrame or Series when X is one; got "
                     f"{type(values).__name__} (give X, y and sample_weight all as dask "
@@ -83,9 +90,18 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
     return list(zip(xs, ys, ws))
 
 
+def _distinct_labels(y):
+    """The sorted distinct labels of one block, checked as the local estimators check y."""
+    y = np.asarray(y)
+    if len(y):
+        check_classification_targets(y)
+    return np.unique(y)
+
+
 def label_classes(client, blocks):
     """The sorted distinct labels of all blocks (their union, computed on the workers)."""
-    uniques = client.compute([dask.delayed(np.unique)(y) for _, y, _ in blocks], sync=True)
+    uniques = client.compute([dask.delayed(_distinct_labels)(y) for _, y, _ in blocks],
+                             sync=True)
     return np.unique(np.concatenate(uniques))
 
 
