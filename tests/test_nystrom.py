@@ -590,6 +590,17 @@ def test_kernel_residual_is_the_missed_share_of_the_trace(kernel, params):
         1 - approx.sum() / np.trace(K), rel=1e-3, abs=1e-6)   # float32 embedding
 
 
+def test_kernel_residual_of_an_exact_or_indefinite_embedding():
+    """An exact embedding (linear kernel, more landmarks than features) reported -2e-8 from
+    float32 rounding, and the indefinite sigmoid, whose few kept landmarks overstate
+    k(x, x), -0.78: a share missed cannot be negative."""
+    X, y = make_classification(300, 6, random_state=0)
+    exact = NystromSVC(kernel="linear", n_components=100, random_state=0).fit(X, y)
+    assert exact.training_info_["kernel_residual"] == 0.0
+    sigmoid = NystromSVC(kernel="sigmoid", gamma=0.1, n_components=300, random_state=0)
+    assert sigmoid.fit(X, y).training_info_["kernel_residual"] is None
+
+
 def test_choose_landmarks_doubles_while_the_residual_is_high():
     from fastsvm.nystrom.estimator import AUTO_RESIDUAL, choose_landmarks
 

@@ -86,8 +86,12 @@ def trace_residual(captured, total):
     sum_i k(x_i, x_i) over some rows: the share of the kernel's trace on them that the
     Nystrom approximation misses (trace(K - K_nystrom) / trace(K), K - K_nystrom is
     positive semi-definite); None when the kernel has no positive trace on them (an
-    indefinite kernel such as 'sigmoid')."""
-    return 1.0 - captured / total if total > 0 else None
+    indefinite kernel such as 'sigmoid').  A value below 0 by less than float32's
+    rounding of the embedding (an exact embedding: -2e-8 with a linear kernel) is 0."""
+    if not total > 0:
+        return None
+    missed = 1.0 - captured / total
+    return 0.0 if -1e-5 < missed < 0.0 else missed
 
 
 def auto_components(n, budget_bytes):
@@ -156,8 +160,10 @@ class NystromSVC(BaseSVC):
     'precomputed', a callable) and 'laplacian'.  Only the kernel between
     the points and the landmarks is ever evaluated, so a callable costs
     n x m evaluations, not n x n.  With 'precomputed', X holds
-    K(X, X_train) and the landmarks are columns of it.  The indefinite
-    'sigmoid' kernel keeps the positive part of K_mm.
+    K(X, X_train) and the landmarks are columns of it.  With the indefinite
+    'sigmoid' kernel the factorisation keeps the landmarks on which K_mm is
+    positive definite, often few of them (4 of 300 on a generated set), and
+    ``kernel_residual`` is None.
 
     Multi-class problems (the paper's are binary) share one embedding and are
     split one-vs-one by default up to 30 classes, as SVC splits them
@@ -312,8 +318,8 @@ class NystromSVC(BaseSVC):
         shape and bytes and whether it stayed in memory
         (``embedding_in_memory``), ``kernel_residual`` (the share of the
         kernel's trace over the training rows that the embedding misses,
-        trace(K - K_nystrom) / trace(K); None for a kernel without a positive
-        trace), and per model the objective after each stage,
+        trace(K - K_nystrom) / trace(K); None for 'sigmoid' and a kernel without
+        a positive trace), and per model the objective after each stage,
         margin violations per stage (ASSG, Pegasos), whether ``tol`` was
         reached, (ASSG) the step size eta_1 used and (DCD) ``duality_gap``,
         the relative duality gap at each check (the last one is the
@@ -510,10 +516,11 @@ class NystromSVC(BaseSVC):
             "intercept_": W[:, -1] * bias_feature, "n_iter_": n_iter, "training_info_": info,
         }
 
-    @staticmethod
-    def _kernel_residual(captured, total):
-        """:func:`trace_residual` of the training rows; warns above ``RESIDUAL_WARN``."""
-        residual = trace_residual(captured, total)
+    def _kernel_residual(self, captured, total):
+        """:func:`trace_residual` of the training rows (None for the indefinite 'sigmoid',
+        whose K - K_nystrom is no positive semi-definite part to measure: its embedding
+        can overstate k(x, x)); warns above ``RESIDUAL_WARN``."""
+        residual = None if self.kernel == "sigmoid" else trace_residual(captured, total)
         if residual is not None and residual > RESIDUAL_WARN:
             warnings.warn(
                 f"the Nystrom embedding misses {residual:.0%} of the kernel's trace on the "
