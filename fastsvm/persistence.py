@@ -1129,7 +1129,9 @@ def load_model(path):
     arrays["classes_"] = classes
     if "feature_names_in_" in arrays:
         arrays["feature_names_in_"] = np.asarray(arrays["feature_names_in_"].tolist(), dtype=object)
-    if "gamma_" not in arrays and hasattr(estimator, "gamma"):
+    # as fit sets it: None for kernels without a width, absent for linear PegasosSVC's w
+    if ("gamma_" not in arrays and hasattr(estimator, "gamma")
+            and not (est_name == "PegasosSVC" and params.get("kernel") == "linear")):
         arrays["gamma_"] = None
     arrays["training_info_"] = meta["training_info"]
     for key, value in arrays.items():

@@ -460,6 +460,9 @@ def test_every_estimator_round_trips(case, data, tmp_path):
             if isinstance(value, dict):
                 continue
             np.testing.assert_array_equal(np.asarray(got), np.asarray(value), err_msg=name)
+    public = [{n for n in vars(e) if n.endswith("_") and not n.startswith("_")}
+              for e in (clf, loaded)]
+    assert public[1] == public[0] - {"n_examined_"}     # none gained (linear Pegasos' gamma_)
     with np.load(path, allow_pickle=False) as npz:
         assert all(npz[k].dtype != object for k in npz.files)
 
