@@ -495,11 +495,11 @@ class NystromSVC(BaseSVC):
         into ``training_info_``.  Warns if a solver did not reach ``tol``."""
         info["objective"] = [r.objective for r in results]
         info["violations"] = [r.violations for r in results]
-        info["converged"] = [r.converged for r in results]
-        if self.solver == "assg":
+        info["converged"] = [bool(r.converged) for r in results]      # plain Python values,
+        if self.solver == "assg":                                       # as a model file's
             info["eta0"] = [r.eta0 for r in results]
         if self.solver == "dcd":
-            info["duality_gap"] = [r.gap for r in results]
+            info["duality_gap"] = [[float(g) for g in r.gap] for r in results]
         if self.tol is not None and not all(r.converged for r in results):
             warnings.warn(f"{type(self).__name__} did not reach tol={self.tol} within "
                           f"max_stages={self._max_stages()} "
