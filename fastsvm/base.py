@@ -367,7 +367,9 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
 
     def _overflow_message(self, what):
         params = self.get_params(deep=False)
-        shown = ", ".join(f"{k}={params[k]!r}" for k in ("C", "gamma", "M") if k in params)
+        names = ("C", "gamma", "M") + {"poly": ("degree", "coef0"),
+                                       "sigmoid": ("coef0",)}.get(params.get("kernel"), ())
+        shown = ", ".join(f"{k}={params[k]!r}" for k in names if k in params)
         return (f"{type(self).__name__} overflowed ({what}): the feature values or the "
                 f"parameters ({shown}) are too extreme for float64 arithmetic; scale the "
                 "features (e.g. sklearn.preprocessing.StandardScaler) or use moderate parameters")

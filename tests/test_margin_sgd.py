@@ -414,3 +414,32 @@ def test_accuracy_with_tuned_gamma(name, gamma, floor):
     X, y, X_test, y_test = load_dataset(name)
     clf = MarginSGDSVC(gamma=gamma, random_state=0).fit(X, y)
     assert clf.score(X_test, y_test) >= floor
+
+
+def test_a_diverging_candidate_ranks_last_without_warnings():
+    """Uncapped (C=None) with a poly kernel, whose k(x, x) is far from 1, some candidates of
+    the gamma grid diverge to inf on the validation rows: their offsets had met inf - inf
+    (RuntimeWarnings); they now rank last, and a finite candidate is the model."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(400, 5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = MarginSGDSVC(kernel="poly", C=None, random_state=0).fit(X, y)
+    scores = [c["validation_accuracy"] for c in clf.training_info_["candidates"]]
+    assert -np.inf in scores and np.isfinite(clf.training_info_["validation_accuracy"])
+    assert clf.score(X, y) > 0.75
+
+
+@pytest.mark.parametrize("tune_size, fraction", [(2, 0.6), (10, 0.95)])
+def test_a_small_first_round_keeps_a_row_to_pass_over(tune_size, fraction):
+    """A first halving round of tune_size rows held out ceil(fraction * tune_size) of them,
+    all: scikit-learn's split refused, naming n_samples=2 and test_size."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(100, 4, random_state=0)
+    clf = MarginSGDSVC(tune_size=tune_size, sampling="permutation",
+                       validation_fraction=fraction, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.6

@@ -279,7 +279,8 @@ class MarginSGDSVC(BaseSVC):
     training_info_ : dict
         ``candidates`` (gamma, M, validation accuracy, model size and rows
         ``n_rows`` of each pass tried, in order: the halving rounds, then the
-        passes over all rows), ``sampling`` (as resolved), ``validation_accuracy``
+        passes over all rows; the accuracy is -inf for a pass whose decision
+        values overflowed, which ranks last, and null in a model file), ``sampling`` (as resolved), ``validation_accuracy``
         and ``n_validation`` of the model, ``n_visited`` (points decided; the
         binary models share the draws), ``n_passes``, ``time_fit_s``.
     """
@@ -402,13 +403,17 @@ class MarginSGDSVC(BaseSVC):
                 val = np.setdiff1d(rows, order) if held is None else held
                 decision = expansion(X, X_sq, val, model.svt, model.sv_sq, model.support,
                                      model.dual, kernel)
-                offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
-                                    for k, t in enumerate(targets)])
-                decision += offsets
-                labels = labels_from_decision(decision[:, 0] if len(targets) == 1 else decision,
-                                              np.arange(len(problem.classes)))
-                accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
-                            if len(val) else float("nan"))
+                if np.all(np.isfinite(decision)):
+                    offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
+                                        for k, t in enumerate(targets)])
+                    decision += offsets
+                    labels = labels_from_decision(
+                        decision[:, 0] if len(targets) == 1 else decision,
+                        np.arange(len(problem.classes)))
+                    accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
+                                if len(val) else float("nan"))
+                else:   # a pass that diverged (uncapped, k(x, x) far from 1) ranks last
+                    offsets, accuracy = np.zeros(len(targets)), -np.inf
                 scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
                                "n_support": int(model.n_support.sum()),
                                "n_rows": len(pool)})
@@ -446,11 +451,12 @@ class MarginSGDSVC(BaseSVC):
             return pool, None
         y = y_enc[pool]
         counts = np.bincount(y)
-        n_test = int(np.ceil(self.validation_fraction * len(y)))
+        # scikit-learn's count, kept to at least one row on each side (a small first
+        # halving round at a large validation_fraction would have none to pass over)
+        n_test = min(max(1, int(np.ceil(self.validation_fraction * len(y)))), len(y) - 1)
         fits = (counts[counts > 0].min() >= 2
                 and min(n_test, len(y) - n_test) >= np.count_nonzero(counts))
-        return train_test_split(pool, test_size=self.validation_fraction,
-                                stratify=y if fits else None,
+        return train_test_split(pool, test_size=n_test, stratify=y if fits else None,
                                 random_state=rng.randint(np.iinfo(np.int32).max))
 
     def _decision(self, X):

@@ -117,7 +117,8 @@ def cholesky_factor(K_mm, rtol=None):
     if not top > 0:
         raise ValueError("the kernel matrix of the landmarks has no positive eigenvalue: every "
                          "landmark maps to the zero vector (all-zero rows with a linear or poly "
-                         "kernel?)")
+                         "kernel, or a kernel negative on the landmarks, as 'sigmoid' or 'poly' "
+                         "with a negative coef0?)")
     cut_off = rtol * top
     factor, info = scipy.linalg.lapack.dpotrf(K_mm, lower=1, clean=1)
     if info == 0 and np.diagonal(factor).min() ** 2 > cut_off:
@@ -127,8 +128,8 @@ def cholesky_factor(K_mm, rtol=None):
         raise ValueError(f"the landmarks' kernel matrix has no diagonal entry above the cut-off "
                          f"{cut_off:.3g} (largest: {np.diagonal(K_mm).max():.3g}; LAPACK dpstrf "
                          f"info={info}, rank {rank}): the Nystrom embedding needs a kernel with "
-                         "a positive semi-definite part on the landmarks (a 'sigmoid' kernel "
-                         "with a negative coef0 is negative on them)")
+                         "a positive semi-definite part on the landmarks ('sigmoid', or 'poly' "
+                         "of odd degree, with a negative coef0 can be negative on them)")
     # dpstrf leaves K_mm's entries in the strictly upper triangle: zeroed column by column
     # of the Fortran-ordered factor (np.triu/np.tril would cost as much as the inverse)
     L = np.asfortranarray(factor[:rank, :rank])
