@@ -280,8 +280,9 @@ class MarginSGDSVC(BaseSVC):
         ``candidates`` (gamma, M, validation accuracy, model size and rows
         ``n_rows`` of each pass tried, in order: the halving rounds, then the
         passes over all rows; the accuracy is -inf for a pass whose decision
-        values overflowed, which ranks last, and null in a model file), ``sampling`` (as resolved), ``validation_accuracy``
-        and ``n_validation`` of the model, ``n_visited`` (points decided; the
+        values overflowed, which ranks last, and null in a model file),
+        ``sampling`` (as resolved), ``validation_accuracy`` and
+        ``n_validation`` of the model, ``n_visited`` (points decided; the
         binary models share the draws), ``n_passes``, ``time_fit_s``.
     """
 

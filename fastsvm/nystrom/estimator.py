@@ -495,8 +495,9 @@ class NystromSVC(BaseSVC):
         into ``training_info_``.  Warns if a solver did not reach ``tol``."""
         info["objective"] = [r.objective for r in results]
         info["violations"] = [r.violations for r in results]
-        info["converged"] = [bool(r.converged) for r in results]      # plain Python values,
-        if self.solver == "assg":                                       # as a model file's
+        # plain Python values, as a model file gives them back
+        info["converged"] = [bool(r.converged) for r in results]
+        if self.solver == "assg":
             info["eta0"] = [r.eta0 for r in results]
         if self.solver == "dcd":
             info["duality_gap"] = [[float(g) for g in r.gap] for r in results]
