@@ -121,6 +121,16 @@ def step_weights(weights, n, weight_sum):
     return (weights / top) * (n / (weight_sum / top))
 
 
+def objectives_text(values, digits=6):
+    """A verbose summary's objective: "objective P" for one binary model, "objectives
+    P_min to P_max (K models)" for several (each minimises its own objective)."""
+    values = [float(v) for v in values]
+    if len(values) == 1:
+        return f"objective {values[0]:.{digits}g}"
+    return (f"objectives {min(values):.{digits}g} to {max(values):.{digits}g} "
+            f"({len(values)} models)")
+
+
 def check_value_range(X):
     """Largest squared row norm of X (0 for no rows or a callable's input); ValueError if a
     row's squared norm overflows float64.

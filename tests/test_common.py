@@ -134,3 +134,21 @@ def test_solvers_that_stop_on_a_tolerance_warn_at_their_cap(three_classes):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)     # tol=None: no stopping rule
         NystromSVC(n_components=50, max_stages=2, tol=None, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_verbose_fit_prints_a_summary_of_every_model(name, three_classes, capsys):
+    """verbose=1 ends the fit with one summary line naming the estimator; where it gives
+    the objective, it gives the range over all binary models, not the first one's."""
+    X, y = three_classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ESTIMATORS[name]().set_params(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines and lines[-1].startswith(f"{type(clf).__name__}: "), lines
+    if name in ("HuberSVC", "PegasosSVC", "PegasosSVC-rbf"):
+        objectives = [o[-1] if isinstance(o, list) else o     # HuberSVC: the history
+                      for o in clf.training_info_["objective"]]
+        assert f"objectives {min(objectives):.6g} to {max(objectives):.6g} (3 models)" in lines[-1]
+    if name == "NystromSVC":
+        assert "(3 models)" in lines[-1]

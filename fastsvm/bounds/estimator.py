@@ -12,7 +12,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from .._packed import PackedData
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors,
-                    random_seeds)
+                    objectives_text, random_seeds)
 from . import _kernels as K
 from .solver import (HUBER_SOLVERS, hinge_duality, solve_huber, solve_kernel_pegasos,
                      solve_pegasos)
@@ -294,8 +294,8 @@ class HuberSVC(BaseSVC):
                           ConvergenceWarning)
         n_iter = np.array([r.n_iter for r in results])
         if self.verbose:
-            print(f"{type(self).__name__}: {n_iter.max()} iterations, objective "
-                  f"{results[0].objective[-1]:.6g}, margins computed "
+            print(f"{type(self).__name__}: {n_iter.max()} iterations, "
+                  f"{objectives_text([r.objective[-1] for r in results])}, margins computed "
                   f"{100 * np.mean(info['examined_fraction']):.1f} % of n per iteration, "
                   f"{info['time_fit_s']:.2f} s")
         return {
@@ -594,7 +594,8 @@ class PegasosSVC(BaseSVC):
             info.update(objective=primal.tolist(), dual_objective=dual.tolist(),
                         duality_gap=(primal - dual).tolist(),
                         time_certificate_s=time.perf_counter() - solved)
-            report = f", objective {primal[0]:.6g}, duality gap {primal[0] - dual[0]:.3g}"
+            report = (f", {objectives_text(primal)}, duality gap at most "
+                      f"{(primal - dual).max():.3g}")
             if np.any(primal > 1.0 + 1e-9):
                 warnings.warn(
                     f"PegasosSVC did not converge: the returned model's objective "

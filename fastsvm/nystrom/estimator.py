@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .. import _options
 from .._blas import one_blas_pool
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
-                    random_seeds, regularization, step_weights)
+                    objectives_text, random_seeds, regularization, step_weights)
 from ..kernels import KERNELS
 from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
                           resolve_multi_class)
@@ -485,7 +485,7 @@ class NystromSVC(BaseSVC):
                   f"({'in memory' if store.in_memory else 'in a temporary file'}) in "
                   f"{info['time_embedding_s']:.2f} s, {self.solver} "
                   f"{fitted['n_iter_'].max()} stages in {info['time_solver_s']:.2f} s, "
-                  f"objective {results[0].objective[-1]:.5g}")
+                  f"{objectives_text([r.objective[-1] for r in results], 5)}")
         return fitted, Phi
 
     def _fitted(self, results, classes, kernel, indices, components, projection, info):
