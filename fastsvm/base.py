@@ -131,6 +131,18 @@ def objectives_text(values, digits=6):
             f"({len(values)} models)")
 
 
+def callable_kernel_input(X):
+    """X as a callable kernel receives it: as the caller gave it (a list of strings works,
+    as for SVC), except sparse input in CSR form (its rows are taken: COO, DIA and DOK
+    have none to take) and an object that only converts to an array (``__array__``,
+    without a length) as that array."""
+    if sp.issparse(X):
+        return X.tocsr()
+    if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
+        return np.asarray(X)
+    return X
+
+
 def check_value_range(X):
     """Largest squared row norm of X (0 for no rows or a callable's input); ValueError if a
     row's squared norm overflows float64.
@@ -395,6 +407,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         kernel = self._kernel_param()
         previous = {k: self.__dict__[k] for k in INPUT_ATTRIBUTES if k in self.__dict__}
         if callable(kernel):            # X goes to the callable as given, as for SVC
+            X = callable_kernel_input(X)
             check_consistent_length(X, y)
             y = column_or_1d(y, warn=True)
             if reset:
@@ -417,12 +430,13 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                                       if k in self.__dict__}
             self.__dict__.update(previous)
         check_classification_targets(y)
-        y_enc = None
+        y_enc, given = None, classes is not None
         if classes is None:
             classes, y_enc = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"got 1 class: {classes.tolist()[0]!r}")
+            got = (f"got 1 class: {classes.tolist()[0]!r}" if len(classes) else
+                   "got an empty classes=" if given else "got 0 samples")
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; {got}")
         if y_enc is None:
             unknown = np.setdiff1d(y, classes)
             if unknown.size:
@@ -553,6 +567,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
     def _validate_for_predict(self, X):
         kernel = self._kernel_param()
         if callable(kernel):
+            X = callable_kernel_input(X)
             if _num_samples(X) == 0:
                 raise ValueError("X has 0 samples")
             return X

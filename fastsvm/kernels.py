@@ -143,10 +143,11 @@ class Kernel:
 
     def _call_function(self, A, B):
         shape = (_num_rows(A), _num_rows(B))
+        K = self.function(A, B)     # its own errors reach the caller as they are, as in SVC
         try:
-            K = np.asarray(self.function(A, B), dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"the kernel callable must return a numeric array: {err}") from err
+            K = np.asarray(K, dtype=np.float64)
+        except (TypeError, ValueError) as err:      # the type kept: SVC raises NumPy's
+            raise type(err)(f"the kernel callable must return a numeric array: {err}") from err
         if K.shape != shape:
             raise ValueError(f"the kernel callable returned an array of shape {K.shape} for "
                              f"inputs of {shape[0]} and {shape[1]} rows; it must return "

@@ -530,6 +530,10 @@ def test_empty_single_class_and_feature_mismatch():
         BudgetSVC().fit(X[:0], y[:0])
     with pytest.raises(ValueError, match="at least 2 classes"):
         BudgetSVC().fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="at least 2 classes; got an empty classes="):
+        BudgetSVC().partial_fit(X, y, classes=[])
+    with pytest.raises(ValueError, match="at least 2 classes; got 0 samples"):
+        BudgetSVC(kernel=np.dot, maintenance="remove").fit(X[:0], y[:0])   # not validated
     with pytest.raises(ValueError, match="Unknown label type|continuous"):
         BudgetSVC().fit(X, np.linspace(0, 1, len(X)))
     clf = BudgetSVC(budget=10).fit(X, y)

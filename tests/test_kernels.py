@@ -138,6 +138,37 @@ def test_callable_kernel_on_input_that_is_not_an_array(name):
         assert list(on_strings.support_vectors_) == [strings[i] for i in on_strings.support_]
 
 
+class _OnlyArray:
+    """An array-like with ``__array__`` and nothing else (scikit-learn's _NotAnArray)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array
+
+
+def _sparse_rbf(A, B):
+    """The RBF kernel (gamma 0.3) of dense or CSR rows, refusing any other sparse format."""
+    assert not sp.issparse(A) or A.format == "csr"
+    return pairwise_kernels(A, B, metric="rbf", gamma=0.3)
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
+def test_callable_kernel_on_any_sparse_format_or_array_like(name, data):
+    """SVC hands a callable X in any sparse format, or an object with only __array__.  The
+    estimators take rows of X, so they make sparse input CSR (COO, DIA and DOK have no rows
+    to take) and such an object an array: the model of the dense rows, every time."""
+    X, y = data
+    X = np.where(np.abs(X) > 0.5, X, 0.0)
+    dense = _fit(KERNEL_ESTIMATORS[name](kernel=_sparse_rbf), X, y)
+    for given in [*(sp.coo_matrix(X).asformat(f) for f in ("coo", "dia", "dok", "bsr")),
+                  sp.coo_array(X), _OnlyArray(X)]:
+        clf = _fit(KERNEL_ESTIMATORS[name](kernel=_sparse_rbf), given, y)
+        assert_allclose(clf.decision_function(given), dense.decision_function(X),
+                        rtol=1e-6, atol=1e-6)
+
+
 def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
     X, y = data
     with pytest.raises(ValueError, match="returned an array of shape"):
@@ -147,6 +178,13 @@ def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
                   maintenance="remove").fit(X, y)
     with pytest.raises(ValueError, match="numeric array"):
         PegasosSVC(kernel=lambda A, B: "not a matrix").fit(X, y)
+    with pytest.raises(TypeError, match="numeric array"):     # NumPy's type, as from SVC
+        PegasosSVC(kernel=lambda A, B: np.full((len(A), len(B)), {}, dtype=object)).fit(X, y)
+
+    def failing(A, B):
+        raise KeyError("the callable's own error")
+    with pytest.raises(KeyError, match="the callable's own error"):    # as it is, as in SVC
+        NystromSVC(kernel=failing).fit(X, y)
     monkeypatch.setattr(_options, "GRAM_MAX_BYTES", 1000)
     with pytest.raises(ValueError, match=r"200 x 200 kernel matrix .*GRAM_MAX_BYTES"):
         MarginSGDSVC(kernel=lambda A, B: A @ B.T, M=1.0).fit(X, y)
