@@ -63,7 +63,9 @@ class NaiveBSGD:
     w <- (1 - rho_t) w + [y f(x) < 1] c eta_t y phi(x), with rho_t = 1/t
     (Pegasos, ``horizon=0``) or rho_t = 2(T + 1 - t) / (t (2T + 1 - t)) (linear
     decay over ``horizon=T`` steps).  ``kernel(x, z)`` defaults to the RBF
-    kernel of width gamma (merging needs it).
+    kernel of width gamma (merging needs it).  With removal, a violating training row
+    that is already a support vector (``row`` given to ``step``) adds its step to its
+    own coefficient: phi(x) is the same vector, so that is the same w as a second copy.
     """
 
     def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None,
@@ -72,7 +74,13 @@ class NaiveBSGD:
         self.method, self.maintenance = method, maintenance
         self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
         self.horizon = horizon
-        self.sv, self.alpha, self.t = [], [], 0
+        self.sv, self.alpha, self.rows, self.t = [], [], [], 0
+
+    def _own_vector(self, row):
+        """The slot of training row ``row``'s own support vector under removal, or None."""
+        if self.maintenance != "remove" or row is None or row not in self.rows:
+            return None
+        return self.rows.index(row)
 
     def rho(self):
         t, T = self.t, self.horizon
@@ -81,21 +89,27 @@ class NaiveBSGD:
     def decision(self, x):
         return sum(a * self.kernel(s, x) for s, a in zip(self.sv, self.alpha))
 
-    def step(self, x, y, c=1.0):
+    def step(self, x, y, c=1.0, row=None):
         self.t += 1
         violated = y * self.decision(x) < 1
         rho = self.rho()
         self.alpha = [(1 - rho) * a for a in self.alpha]
         if violated:
+            own = self._own_vector(row)
+            if own is not None:
+                self.alpha[own] += c * y * rho / self.lam
+                return
             self.sv.append(np.array(x, dtype=float))
             self.alpha.append(c * y * rho / self.lam)
+            self.rows.append(row)
             if len(self.sv) > self.budget:
                 self._maintain()
 
     def _delete(self, i):
-        self.sv[i], self.alpha[i] = self.sv[-1], self.alpha[-1]
+        self.sv[i], self.alpha[i], self.rows[i] = self.sv[-1], self.alpha[-1], self.rows[-1]
         self.sv.pop()
         self.alpha.pop()
+        self.rows.pop()
 
     def _maintain(self):
         mags = np.abs(self.alpha)
@@ -116,7 +130,7 @@ class NaiveBSGD:
             scores.append((aa + self.alpha[j]) ** 2 * float(wd))
         b = partners[int(np.argmin(scores))]
         z, alpha_z = merge(self.sv[a], self.sv[b], aa, self.alpha[b], self.gamma, self.method)
-        self.sv[b], self.alpha[b] = z, alpha_z
+        self.sv[b], self.alpha[b], self.rows[b] = z, alpha_z, None
         self._delete(a)
 
 
@@ -404,8 +418,8 @@ class NaiveSharedBSGD(NaiveBSGD):
     vector of smallest norm with the partner (positive inner product of coefficient
     vectors) whose best merge, found by brute force, degrades the K models least."""
 
-    def __init__(self, n_models, budget, lam, gamma, horizon=0):
-        super().__init__(budget, lam, gamma, horizon=horizon)
+    def __init__(self, n_models, budget, lam, gamma, horizon=0, maintenance="merge"):
+        super().__init__(budget, lam, gamma, maintenance=maintenance, horizon=horizon)
         self.n_models = n_models
 
     def decision(self, x):
@@ -414,31 +428,45 @@ class NaiveSharedBSGD(NaiveBSGD):
             f += np.asarray(a) * self.kernel(s, x)
         return f
 
-    def step(self, x, label, c=1.0):
+    def step(self, x, label, c=1.0, row=None):
         self.t += 1
         y = np.where(np.arange(self.n_models) == label, 1.0, -1.0)
         violated = y * self.decision(x) < 1
         rho = self.rho()
         self.alpha = [(1 - rho) * np.asarray(a) for a in self.alpha]
         if violated.any():
+            steps = np.where(violated, c * y * rho / self.lam, 0.0)
+            own = self._own_vector(row)
+            if own is not None:
+                self.alpha[own] = self.alpha[own] + steps
+                return
             self.sv.append(np.array(x, dtype=float))
-            self.alpha.append(np.where(violated, c * y * rho / self.lam, 0.0))
+            self.alpha.append(steps)
+            self.rows.append(row)
             if len(self.sv) > self.budget:
                 self._maintain()
 
-    def partner_degradations(self):
-        """{partner: (degradation, h)} of the smallest-norm vector a, and a."""
+    def smallest(self):
+        """The vector of smallest coefficient norm (ties to the newest, then the lowest slot)."""
         norms = [float(np.dot(a, a)) for a in self.alpha]
         a = len(norms) - 1
         for j in range(len(norms) - 1):
             if norms[j] < norms[a] * (1 - 2e-12):
                 a = j
+        return a
+
+    def partner_degradations(self):
+        """{partner: (degradation, h)} of the smallest-norm vector a, and a."""
+        a = self.smallest()
         out = {j: best_shared_merge(self.sv[a], self.sv[j], self.alpha[a], self.alpha[j],
                                     self.gamma)
                for j in range(len(self.sv)) if j != a and np.dot(self.alpha[a], self.alpha[j]) > 0}
         return out, a
 
     def _maintain(self):
+        if self.maintenance == "remove":
+            self._delete(self.smallest())
+            return
         candidates, a = self.partner_degradations()
         if not candidates:
             self._delete(a)
@@ -446,5 +474,5 @@ class NaiveSharedBSGD(NaiveBSGD):
         b = min(candidates, key=lambda j: candidates[j][0])
         _, z, beta_z = shared_degradation(self.sv[a], self.sv[b], self.alpha[a], self.alpha[b],
                                           candidates[b][1], self.gamma)
-        self.sv[b], self.alpha[b] = z, beta_z
+        self.sv[b], self.alpha[b], self.rows[b] = z, beta_z, None
         self._delete(a)

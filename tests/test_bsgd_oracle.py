@@ -42,6 +42,7 @@ def _naive_from_state(state, lam, gamma, budget, maintenance, method):
     ref = NaiveBSGD(budget, lam, gamma, method, maintenance)
     ref.sv = list(state.support_vectors())
     ref.alpha = list(state.alpha(lam))
+    ref.rows = [int(i) if i >= 0 else None for i in state.sv_idx[:state.n_sv]]
     ref.t = state.t
     return ref
 
@@ -81,7 +82,7 @@ def test_each_sgd_step_matches_oracle(maintenance, method, layout, gamma):
         smallest_old = np.abs(state.beta[:state.n_sv]).min() if state.n_sv else np.inf
         run_pass(state, packed, y, np.ones(len(y)), order[k:k + 1], lam, Kernel("rbf", gamma),
                  budget, MAINTENANCE[maintenance], METHODS[method], False, load_tables())
-        ref.step(dense[order[k]], y[order[k]])
+        ref.step(dense[order[k]], y[order[k]], row=order[k])
         assert state.t == ref.t == k + 1
         assert state.n_sv == len(ref.sv)
         assert_allclose(state.support_vectors(), np.array(ref.sv).reshape(-1, X.shape[1]),
@@ -105,7 +106,7 @@ def test_whole_run_with_lookup_h_matches_oracle():
     state = _run_compiled(X, y, order, lam, gamma, 5, "merge", "lookup-h")
     ref = NaiveBSGD(5, lam, gamma, "lookup-h")
     for i in order:
-        ref.step(X[i], y[i])
+        ref.step(X[i], y[i], row=i)
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     sv, alpha = state.support_vectors(), state.alpha(lam)
@@ -127,7 +128,7 @@ def test_linear_decay_steps_match_oracle(maintenance):
                  MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables())
     ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon)
     for i in order:
-        ref.step(X[i], y[i])
+        ref.step(X[i], y[i], row=i)
     assert state.stats[_kernels.ST_MAINTENANCE] > 10
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
@@ -145,7 +146,7 @@ def test_linear_decay_gives_the_linearly_averaged_weights():
     steps = []                                   # step of each violation
     for t, i in enumerate(order, 1):
         n_before = len(ref.sv)
-        ref.step(X[i], y[i])
+        ref.step(X[i], y[i], row=i)
         if len(ref.sv) > n_before:
             steps.append(t)
     steps = np.array(steps)
@@ -186,7 +187,7 @@ def test_weighted_steps_match_oracle(maintenance):
         ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h")
         run_pass(state, packed, y, weight, order[k:k + 1], lam, Kernel("rbf", gamma), budget,
                  MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables())
-        ref.step(X[order[k]], y[order[k]], weight[order[k]])
+        ref.step(X[order[k]], y[order[k]], weight[order[k]], row=order[k])
         assert_allclose(state.support_vectors(), np.array(ref.sv).reshape(-1, X.shape[1]),
                         rtol=1e-9, atol=1e-12)
         assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
@@ -211,7 +212,7 @@ def test_other_kernels_with_removal_match_oracle(name, layout):
                           budget, "remove", "gss", kernel=kernel)
     ref = NaiveBSGD(budget, lam, None, "gss", "remove", kernel=function)
     for i in order:
-        ref.step(X[i], y[i])
+        ref.step(X[i], y[i], row=i)
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=0, atol=0)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert state.stats[_kernels.ST_MAINTENANCE] > 10

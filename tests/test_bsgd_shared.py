@@ -95,6 +95,7 @@ def _naive_from_state(state, lam, gamma, budget, horizon=0):
     ref = NaiveSharedBSGD(N_MODELS, budget, lam, gamma, horizon=horizon)
     ref.sv = list(state.support_vectors())
     ref.alpha = [row.copy() for row in state.alpha(lam)]
+    ref.rows = [int(i) if i >= 0 else None for i in state.sv_idx[:state.n_sv]]
     ref.t = state.t
     return ref
 
@@ -205,3 +206,25 @@ def test_weighted_steps_scale_the_new_coefficients():
         ref.step(X[i], labels[i], weight[i])
         assert_allclose(state.alpha(lam), np.array(ref.alpha).reshape(-1, N_MODELS),
                         rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("horizon", [0, 80])
+def test_removal_matches_oracle(horizon):
+    """Removal of the smallest coefficient vector, a violating row that is already a support
+    vector taking the steps into its own coefficients: a whole run agrees to rounding."""
+    X, labels, order = _problem(seed=7)
+    order = np.concatenate([order, order])          # four passes: rows violate again
+    lam, gamma, budget = 1.0 / 80, 0.5, 5
+    state = _shared_state(budget, horizon=horizon)
+    run_pass(state, PackedData.from_matrix(X), labels, np.ones(len(labels)), order, lam,
+             Kernel("rbf", gamma), budget, _kernels.REMOVE, METHODS["lookup-wd"], False,
+             load_tables())
+    ref = NaiveSharedBSGD(N_MODELS, budget, lam, gamma, horizon=horizon, maintenance="remove")
+    own_steps = 0
+    for i in order:
+        own_steps += i in ref.rows and bool(np.any(
+            np.where(np.arange(N_MODELS) == labels[i], 1.0, -1.0) * ref.decision(X[i]) < 1))
+        ref.step(X[i], labels[i], row=i)
+    assert own_steps > 0 and state.stats[_kernels.ST_MAINTENANCE] > 10
+    assert list(state.sv_idx[:state.n_sv]) == ref.rows
+    assert_allclose(state.alpha(lam), np.array(ref.alpha), rtol=1e-9, atol=1e-12)

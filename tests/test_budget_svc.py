@@ -288,6 +288,22 @@ def test_merging_beats_removal_on_moons():
     assert merge.score(Xt, yt) > remove.score(Xt, yt)
 
 
+@pytest.mark.parametrize("multi_class", ["ovo", "ovr"])
+def test_removal_does_not_decay_with_the_epochs(multi_class):
+    """With removal, a row that violates again while it is a support vector takes the step
+    into its own coefficient.  Before, every such step added a copy that was at once the
+    smallest and removed, so the budget's coefficients only shrank with the epochs (two
+    blobs: training accuracy 0.57 after 50 epochs, every |f| below 1)."""
+    X, y = make_blobs(300, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    if multi_class == "ovo":
+        X, y = X[y != 2], y[y != 2]
+    clf = BudgetSVC(kernel="poly", maintenance="remove", budget=50, epochs=50,
+                    multi_class=multi_class, random_state=0).fit(X, y)
+    assert clf.score(X, y) >= 0.9
+    assert len(set(clf.support_)) == len(clf.support_)    # no row twice
+
+
 # ---------------------------------------------------------- determinism and types
 def _moons():
     return make_moons(400, noise=0.15, random_state=0)

@@ -65,7 +65,11 @@ computation has just evaluated, so no kernel value is computed twice); for each 
 m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
 (beta_a + beta_b)^2 wd(m, kappa); merge the best pair into
 z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
-shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
+shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a, and
+there a margin violation by a training row that is already a support vector
+(``sv_idx``) adds the step to that vector's beta instead of adding the row again:
+the same w (merging would join the two copies at zero degradation), without
+spending the budget on a duplicate.
 Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
 parent's (up to rounding), so without weights and within one lambda the
 vector just added (|beta| = G(t) - G(t-1), which does not grow with t) is
@@ -160,6 +164,15 @@ def _argmin_abs(beta, n_sv):
         if v < best_val * (1.0 - 1e-12):
             best, best_val = j, v
     return best
+
+
+@njit(**JIT_OPTIONS)
+def slot_of_row(sv_idx, n_sv, i):
+    """The slot of the support vector that is training row i (unmerged), or -1."""
+    for j in range(n_sv):
+        if sv_idx[j] == i:
+            return j
+    return -1
 
 
 @njit(**JIT_OPTIONS)
@@ -306,10 +319,16 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
                 acc += beta[j] * kvals[j]
             margin = y[i] * acc / (lam * step_mass(t - 1, horizon))
         if margin < 1.0:
+            step = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
+            slot = slot_of_row(sv_idx, n_sv, i) if maintenance == REMOVE else -1
+            if slot >= 0:       # removal: the row's own vector takes the step (see above)
+                beta[slot] += step
+                stats[ST_ADDED] += 1
+                continue
             if code != PRECOMPUTED:
                 store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
             sv_sq[n_sv] = sq_norms[i]
-            beta[n_sv] = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
+            beta[n_sv] = step
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0           # k(x_i, x_i) of the RBF kernel, which merging reads
             n_sv += 1

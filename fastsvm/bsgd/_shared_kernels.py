@@ -72,7 +72,7 @@ from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv
 from ..kernels import PRECOMPUTED
 from ..merge._kernels import EPS_GSS, EPS_GSS_PRECISE, GSS, GSS_PRECISE, bilinear
 from ._kernels import (REMOVE, ST_ADDED, ST_MAINTENANCE, ST_MERGES, ST_STEPS, TM_MAINTENANCE,
-                       TM_SECTION_A, TM_TOTAL, _delete_slot, step_mass)
+                       TM_SECTION_A, TM_TOTAL, _delete_slot, slot_of_row, step_mass)
 
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 _LOG_TWO_MODES = -2.0
@@ -285,7 +285,12 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                 violated = True
             else:
                 beta[n_sv, c] = 0.0
-        if violated:
+        slot = slot_of_row(sv_idx, n_sv, i) if violated and maintenance == REMOVE else -1
+        if slot >= 0:           # removal: the row's own vector takes the steps
+            for c in range(n_models):
+                beta[slot, c] += beta[n_sv, c]
+            stats[ST_ADDED] += 1
+        elif violated:
             if code != PRECOMPUTED:
                 store_sv(X, data, indices, indptr, is_sparse, i, svt, n_sv)
             sv_sq[n_sv] = sq_norms[i]
