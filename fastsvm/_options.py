@@ -51,7 +51,11 @@ EMBED_DTYPE
     Storage type of the Nystrom embedding inside ``NystromSVC.fit``.
     float32 halves the memory the paper names as Snacks' bottleneck; the
     kernel blocks and the map are computed in float64, rounded once, and
-    multiplied in float32 (about 1.6x faster than in float64).
+    multiplied in float32 (about 1.6x faster than in float64).  The map
+    L^(-T) amplifies the block's rounding (entries of 10-200 at the defaults:
+    up to 3e-4 in an entry), so the stored rows, on which the duality gap is
+    certified, differ that much from ``transform``'s float64 ones (see
+    ``NystromSVC``, Stopping).
 NYSTROM_RTOL
     Rank cut-off of the Nystrom map: every pivot L_jj^2 of the Cholesky
     factor of the kept landmarks' K_JJ exceeds ``NYSTROM_RTOL *

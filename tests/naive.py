@@ -261,6 +261,8 @@ def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None)
                 eta /= 2
             if abs(objectives[-2] - objectives[-1]) <= tol * abs(objectives[-2]):
                 break
+        if len(objectives) == max_iter:     # the model returned is the last one evaluated
+            break
         gw, gb = huber_gradient(X, y, w, b, lam, h, weight)
         w = w - eta * gw
         b = b - eta * gb if fit_intercept else b

@@ -199,6 +199,22 @@ def test_gradient_descent_follows_the_oracle(margin_bounds, fit_intercept, weigh
         assert result.b == 0.0
 
 
+@pytest.mark.parametrize("max_iter", [1, 2, 5])
+def test_gradient_descent_out_of_iterations_returns_the_last_model_evaluated(max_iter):
+    """At max_iter the model returned is the last one evaluated: the objective reported last
+    is its objective (no step is taken after it)."""
+    X, y = _problem(n=200, d=6)
+    lam = 1e-3
+    result = solve_huber(PackedData.from_matrix(X), y, np.ones(len(y)), lam, H, True, "gd",
+                         100.0, 1e-12, max_iter, False)
+    w, b, objectives = naive.huber_gd(X, y, lam, H, 100.0, 1e-12, max_iter)
+    assert not result.converged and result.n_iter == len(objectives) == max_iter
+    assert_allclose(result.objective, objectives, rtol=1e-9)
+    assert_allclose(result.w, w, rtol=1e-9, atol=1e-12)
+    assert result.objective[-1] == pytest.approx(
+        naive.huber_objective(X, y, result.w, result.b, lam, H), rel=1e-9)
+
+
 @pytest.fixture(scope="module")
 def a9a():
     X, y, X_test, y_test = load_dataset("a9a")

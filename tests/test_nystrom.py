@@ -379,6 +379,32 @@ def test_dcd_stops_on_the_duality_gap():
                    random_state=0).fit(X, y)
 
 
+def test_dcd_objective_sums_the_margins_in_float64():
+    """The certificate's P(w) on the stored float32 embedding, every margin summed in
+    float64: where P is small (a large C on separable rows) float32 margins, each off by
+    about 1e-7 ||w|| ||phi||, were a sizeable part of it."""
+    X, y = make_blobs(300, centers=2, cluster_std=1.5, random_state=3)
+    clf = NystromSVC(C=1000.0, n_components=60, random_state=0)
+    Phi = clf.fit_transform(X.astype(np.float32), y)          # the embedding the solver used
+    assert Phi.dtype == np.float32
+    yb = np.where(y == clf.classes_[1], 1.0, -1.0)
+    lam = 1.0 / (1000.0 * len(y))
+    exact = naive.hinge_objective(Phi.astype(np.float64), yb, clf.coef_[0].astype(np.float64),
+                                  clf.intercept_[0], lam)
+    reported = clf.training_info_["objective"][0][-1]
+    assert reported < 0.05 and reported == pytest.approx(exact, rel=1e-10)
+
+
+def test_dcd_converged_when_the_final_check_meets_tol():
+    """When the work runs out, the final check's gap decides ``converged``."""
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(400, 8))
+    y = np.where(Phi[:, 0] + 0.2 * rng.normal(size=400) > 0, 1.0, -1.0)
+    result = solve_dcd(Phi, y, np.ones(400), 1.0, 1.0 / 400, 1, 0.95, np.random.default_rng(0))
+    assert len(result.gap) == 1 and result.gap[-1] <= 0.95    # one pass, then the one check
+    assert result.converged
+
+
 class _Visits:
     """A progress object that adds up what the solver reports: its row visits."""
 

@@ -378,6 +378,8 @@ def huber_gradient_descent(evaluator, n_features, lam, weight_sum, fit_intercept
             if abs(previous - objective) <= tol * abs(previous):
                 result.converged = True
                 break
+        if it == max_iter - 1:      # no step past the last evaluation: that model is returned
+            break
         gradient_w = lam * w + grad / weight_sum
         w -= eta * gradient_w
         if fit_intercept:

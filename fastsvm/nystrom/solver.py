@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
-from .._blas import gemm_nt
 from . import _kernels
 
 
@@ -62,15 +61,16 @@ def embedded_sq_norms(Phi):
 
 def hinge_sum(Phi, y, weight, w, bias_feature, rows=None):
     """sum_i weight_i max(0, 1 - y_i <w, (phi_i, bias_feature)>) over the rows ``rows`` of
-    the embedding (all if None: one product by SciPy's BLAS, see :mod:`fastsvm._blas`;
-    else read in place), float64; for w = 0 (every margin 0) the sum of the weights,
-    without a pass over the rows."""
+    the embedding (all if None), read in place by the compiled loop with every margin
+    summed in float64; for w = 0 (every margin 0) the sum of the weights, without a pass
+    over the rows.  Float32 margins (BLAS's sgemv) erred by about 1e-7 ||w|| ||phi_i||
+    each, which is most of P(w) where P is small (a large C on nearly separable rows:
+    0.9 % of P = 5.9e-6, nine times the duality gap then certified); the compiled loop
+    is also faster (30,000 x 1,000 rows: 0.014 s against 0.017-0.030 s)."""
     if not w.any():
         return float(np.sum(weight if rows is None else weight[rows]))
-    if rows is not None:
-        return _kernels.hinge_at(Phi, rows, y, weight, w, bias_feature)
-    f = gemm_nt(Phi, w[None, :-1].astype(Phi.dtype))[:, 0] + w[-1] * bias_feature
-    return float(weight @ np.maximum(0.0, 1.0 - y * f.astype(np.float64)))
+    rows = np.arange(Phi.shape[0]) if rows is None else rows
+    return _kernels.hinge_at(Phi, rows, y, weight, w, bias_feature)
 
 
 def primal_objective(Phi, y, weight, w, bias_feature, lam, rows=None):
@@ -328,6 +328,6 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_passes, tol, rng, progress=
         else:   # as LIBLINEAR: a bound that nothing crossed shrinks nothing next pass
             pg_max_old = pg_max if pg_max > 0 else np.inf
             pg_min_old = pg_min if pg_min < 0 else -np.inf
-    if not result.converged:
-        check()
+    if not result.converged:    # the work is spent: the last check may still meet tol
+        result.converged = check()
     return result
