@@ -545,6 +545,31 @@ def test_transform_and_fit_transform():
                     atol=1e-8)
 
 
+def test_feature_names_out_and_pandas_output():
+    """As scikit-learn's Nystroem: get_feature_names_out names the embedding's columns, and
+    set_output(transform='pandas') gives DataFrames, in a pipeline too."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.exceptions import NotFittedError
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _moons(200)
+    clf = NystromSVC(n_components=25, random_state=0)
+    with pytest.raises(NotFittedError):
+        clf.get_feature_names_out()
+    emb = clf.fit_transform(X, y)
+    names = [f"nystromsvc{j}" for j in range(clf.n_components_)]
+    assert list(clf.get_feature_names_out()) == names
+    frame = clf.set_output(transform="pandas").transform(X)
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == names
+    assert_allclose(frame.to_numpy(), emb)
+    assert clf.score(X, y) == clf.set_output(transform="default").score(X, y)
+    pipe = make_pipeline(NystromSVC(n_components=25, random_state=0),
+                         LogisticRegression()).set_output(transform="pandas").fit(X, y)
+    assert list(pipe[:-1].get_feature_names_out()) == names
+    assert list(pipe[-1].feature_names_in_) == names
+
+
 @pytest.mark.parametrize("m, gamma", [(6, 0.5), (25, 0.5), (60, 20.0)])
 def test_training_embedding_in_chunks_mixes_copied_and_computed_rows(monkeypatch, m, gamma):
     """In chunks of rows with no landmark, some, or only landmarks (m = n: every row is

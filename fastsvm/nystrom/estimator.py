@@ -5,7 +5,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -107,7 +107,7 @@ def auto_components(n, budget_bytes):
     return first, most
 
 
-class NystromSVC(BaseSVC):
+class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     r"""Kernel SVM on a Nystrom embedding (Snacks), solved to a certified optimum.
 
     Tanji, Della Vecchia, Glineur & Villa, "Snacks: a fast large-scale kernel
@@ -621,6 +621,12 @@ class NystromSVC(BaseSVC):
         landmarks = (self.component_indices_ if kernel.name == "precomputed"
                      else self.components_)
         return NystromMap(kernel, landmarks, self.normalization_)
+
+    @property
+    def _n_features_out(self):
+        """Columns of ``transform``: get_feature_names_out gives nystromsvc0, nystromsvc1, ...,
+        and ``set_output(transform='pandas')`` names them so."""
+        return self.n_components_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
