@@ -10,7 +10,11 @@ Weights (SVC's meaning)
 -----------------------
 Sample i carries the weight s_i = class_weight[y_i] * sample_weight[i]; it
 multiplies the sample's loss term, that is its C.  'balanced' is
-n_samples / (n_classes * bincount(y)) as in SVC.  Every solver minimises the
+n_samples / (n_classes * bincount(y)) as in SVC, with the counts weighted by
+sample_weight (scikit-learn's ``compute_class_weight(..., sample_weight=)``):
+S / (n_classes * S_c), S_c the sample weight of class c, so that a row of
+weight 0 counts as absent and a weight of 2 as the row twice here too (SVC
+counts every row given).  Every solver minimises the
 weighted objective written in its SVC form, divided by C S:
 
 .. math::
@@ -141,6 +145,16 @@ def callable_kernel_input(X):
     if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
         return np.asarray(X)
     return X
+
+
+def check_class_totals(totals, classes):
+    """ValueError naming a class whose samples all have weight 0 (``totals``: the weight of
+    each class)."""
+    empty = classes[np.asarray(totals) == 0]
+    if len(empty):
+        raise ValueError(f"every sample of class {empty.tolist()[0]!r} has weight 0 "
+                         "(sample_weight times class_weight): give them positive "
+                         "weights or remove the class from y")
 
 
 def check_value_range(X):
@@ -467,8 +481,10 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                                  "partial_fit compute the weights with "
                                  "sklearn.utils.class_weight.compute_class_weight on all labels "
                                  "and pass them as a dict")
-            per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes, y=y),
-                                   dtype=np.float64)
+            if isinstance(self.class_weight, str):  # counts weighted: weight 0 is absent
+                check_class_totals(np.bincount(y_enc, weights, len(classes)), classes)
+            per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes, y=y,
+                                                        sample_weight=weights), dtype=np.float64)
             if not np.all(np.isfinite(per_class) & (per_class >= 0)):
                 raise ValueError(f"class_weight must be finite and >= 0; got "
                                  f"{dict(zip(classes.tolist(), per_class.tolist()))}")
@@ -481,12 +497,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         if total == 0:
             raise ValueError("all samples have zero weight (sample_weight times class_weight)")
         if not partial:
-            per_class_total = np.bincount(y_enc, weights=weights, minlength=len(classes))
-            empty = classes[per_class_total == 0]
-            if len(empty):
-                raise ValueError(f"every sample of class {empty.tolist()[0]!r} has weight 0 "
-                                 "(sample_weight times class_weight): give them positive "
-                                 "weights or remove the class from y")
+            check_class_totals(np.bincount(y_enc, weights, len(classes)), classes)
         return weights
 
     def _check_parameters(self):

@@ -73,6 +73,32 @@ def test_weight_zero_is_the_row_absent(name, blobs):
 
 
 @pytest.mark.parametrize("name", sorted(FAST))
+def test_balanced_counts_weighted_rows(name, blobs):
+    """'balanced' counts each class by its sample weight (scikit-learn's compute_class_weight
+    with sample_weight): rows of weight 0 stay absent, bit for bit, and a weight of 2 counts
+    as the row twice.  SVC counts every row given."""
+    X, y = blobs
+    weight = np.ones(len(y))
+    dropped = np.flatnonzero(y == 0)[::2]             # zero weights change the class counts
+    weight[dropped] = 0.0
+    kept = np.setdiff1d(np.arange(len(y)), dropped)
+    weighted = _fit(make(name, class_weight="balanced"), X, y, sample_weight=weight)
+    absent = _fit(make(name, class_weight="balanced"), X[kept], y[kept])
+    assert_array_equal(weighted.decision_function(X), absent.decision_function(X))
+    twice = np.flatnonzero(y == 1)[:40]
+    weight = np.ones(len(y))
+    weight[twice] = 2.0
+    counts = np.bincount(y, weights=weight)
+    explicit = dict(enumerate(weight.sum() / (3 * counts)))
+    assert_array_equal(_fit(make(name, class_weight="balanced"), X, y,
+                            sample_weight=weight).decision_function(X),
+                       _fit(make(name, class_weight=explicit), X, y,
+                            sample_weight=weight).decision_function(X))
+    with pytest.raises(ValueError, match="every sample of class 2 has weight 0"):
+        _fit(make(name, class_weight="balanced"), X, y, sample_weight=(y != 2).astype(float))
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
 def test_scaling_every_weight_is_scaling_C(name, blobs):
     """Weights all 4 with C / 4 is the unweighted model (powers of two: exact arithmetic);
     MarginSGDSVC has no C and normalises the weights: constant weights change nothing."""

@@ -167,7 +167,8 @@ class HuberSVC(BaseSVC):
         Fit the (unregularised) offset b; False keeps b = 0.
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
-        'balanced' is n_samples / (n_classes * bincount(y)).
+        'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
+        by sample_weight.
     margin_bounds : bool, default=True
         Skip margin computations with the bounds (same model, less work).
     n_jobs : int or None, default=None
@@ -440,7 +441,8 @@ class PegasosSVC(BaseSVC):
         Add a constant feature 1 (a regularised offset).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
-        'balanced' is n_samples / (n_classes * bincount(y)).
+        'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
+        by sample_weight.
     margin_bounds : bool, default=True
         Skip margin computations with the bounds (same model, less work).
     compute_gap : bool, default=True

@@ -374,8 +374,9 @@ class BudgetSVC(BaseSVC):
         ``partial_fit``); False keeps b = 0 as in plain BSGD.
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
-        'balanced' is n_samples / (n_classes * bincount(y)) (not in
-        ``partial_fit``, which sees one batch at a time: pass a dict).
+        'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
+        by sample_weight (not in ``partial_fit``, which sees one batch at a
+        time: pass a dict).
     diagnostics : bool, default=False
         Also solve every merge event with all four methods side by side and
         record how often GSS and the lookups choose the same partner and by

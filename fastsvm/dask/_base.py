@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._packed import PackedData
-from ..base import check_kernel_range
+from ..base import check_class_totals, check_kernel_range
 from ..kernels import Kernel, uses_gamma
 from ..multiclass import labels_from_decision
 from ._data import _is_dask, class_counts, label_classes, map_rows, row_blocks
@@ -44,9 +44,9 @@ class DaskMixin:
         """Validate the input and build one ``partition_class`` (a :class:`Block`) per row
         block on the worker that holds it: returns :class:`Partitions`.
 
-        class_weight='balanced' becomes the dict n / (n_classes * count) of the
-        counts of all blocks, so that every block weighs its rows as a fit on
-        all rows would.  gamma='scale' is resolved as on all rows, from the
+        class_weight='balanced' becomes the dict S / (n_classes * S_c) of the
+        sample weights of all blocks (S_c of class c; counts without weights), so
+        that every block weighs its rows as a fit on all rows would.  gamma='scale' is resolved as on all rows, from the
         moments of all blocks (the blocks validate with a placeholder gamma
         too small to overflow anything).
         """
@@ -64,6 +64,7 @@ class DaskMixin:
         params = self._local_params()
         if isinstance(self.class_weight, str):
             counts = class_counts(client, blocks, classes)
+            check_class_totals(counts, classes)
             params["class_weight"] = dict(zip(classes.tolist(),
                                               (counts.sum() / (len(classes) * counts)).tolist()))
         if params.get("gamma") == "scale":

@@ -106,11 +106,14 @@ def label_classes(client, blocks):
 
 
 def class_counts(client, blocks, classes):
-    """The number of rows of each class, counted on the workers."""
-    def count(y):
-        return np.bincount(np.searchsorted(classes, np.asarray(y)), minlength=len(classes))
+    """The sample weight of each class (its number of rows without weights), summed on the
+    workers."""
+    def count(y, w):
+        return np.bincount(np.searchsorted(classes, np.asarray(y)),
+                           weights=None if w is None else np.asarray(w, dtype=np.float64),
+                           minlength=len(classes))
 
-    return np.sum(client.compute([dask.delayed(count)(y) for _, y, _ in blocks], sync=True),
+    return np.sum(client.compute([dask.delayed(count)(y, w) for _, y, w in blocks], sync=True),
                   axis=0)
 
 

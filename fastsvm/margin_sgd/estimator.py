@@ -246,7 +246,8 @@ class MarginSGDSVC(BaseSVC):
         None passes every candidate over all rows (the paper's procedure).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' weight (see above);
-        'balanced' is n_samples / (n_classes * bincount(y)).
+        'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
+        by sample_weight.
     n_jobs : int or None, default=None
         Accepted like the other estimators' and unused: the binary problems
         of a multi-class fit share each pass, and the passes run one after

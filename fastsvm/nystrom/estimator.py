@@ -289,7 +289,8 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         value used is ``training_info_['multi_class']``).
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' C as in SVC;
-        'balanced' is n_samples / (n_classes * bincount(y)).
+        'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
+        by sample_weight.
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit; the result does
         not depend on it.
