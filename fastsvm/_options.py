@@ -35,6 +35,9 @@ PREDICT_CHUNK_ROWS, PREDICT_CHUNK_BYTES
     vectors in ``decision_function``: ``PREDICT_CHUNK_ROWS``, fewer where the
     block of kernel values would exceed ``PREDICT_CHUNK_BYTES`` (models of
     more than 8,192 support vectors, as one-vs-one over many classes).
+    ``decision_function`` itself works in blocks of rows whose binary models'
+    values fill a quarter of ``PREDICT_CHUNK_BYTES`` (one-vs-one over 30
+    classes: 435 values a row, 19,000 rows a block).
 DENSIFY_MIN_DENSITY, DENSIFY_MAX_FEATURES
     CSR input with at least this share of non-zeros and at most this many
     features is evaluated against support vectors in dense blocks: the

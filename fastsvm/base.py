@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from . import _options
 from ._validation import canonical_csr, check_sparse_structure, native_byteorder
-from .kernels import KERNELS, Kernel, row_sq_norms
+from .kernels import KERNELS, Kernel, _num_rows, _take, row_sq_norms
 from .multiclass import (binary_targets, labels_from_decision, n_binary_models,
                          ovo_scores, resolve_multi_class)
 
@@ -559,9 +559,25 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         (see :func:`fastsvm.multiclass.ovo_scores`).
         """
         check_is_fitted(self, "intercept_")
-        decision = self._decision(self._validate_for_predict(X)) + self.intercept_
-        check_finite_output(decision, "decision values")
-        return decision[:, 0] if decision.shape[1] == 1 else self._class_scores(decision)
+        X = self._validate_for_predict(X)
+        n, n_models = _num_rows(X), len(self.intercept_)
+        n_scores = len(self.classes_) if n_models > 1 else 1
+        out = np.empty((n, n_scores))
+        # in row blocks: the binary models' values of n rows (one-vs-one pairs of 30
+        # classes: 435 per row) would take n x n_models float64 on top of the output; a
+        # block's values fill a quarter of PREDICT_CHUNK_BYTES, since scoring them takes
+        # a few arrays of their size
+        step = max(1, _options.PREDICT_CHUNK_BYTES // (32 * n_models))
+        with tqdm(total=n, disable=not self.verbose or n <= step, unit="row", unit_scale=True,
+                  desc=f"{type(self).__name__} decision values", leave=False) as bar:
+            for start in range(0, n, step):
+                rows = slice(start, min(n, start + step))
+                decision = self._decision(X if n <= step else _take(X, rows))
+                decision += self.intercept_         # a fresh array from every _decision
+                check_finite_output(decision, "decision values")
+                out[rows] = decision if n_models == 1 else self._class_scores(decision)
+                bar.update(rows.stop - rows.start)
+        return out[:, 0] if n_scores == 1 else out
 
     def _class_scores(self, decision):
         """Per-class scores from the binary models' decision values: SVC's votes and

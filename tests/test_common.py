@@ -74,6 +74,7 @@ def test_sklearn_compatible_estimator(estimator, check):
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
+from numpy.testing import assert_allclose, assert_array_equal  # noqa: E402
 import pytest  # noqa: E402
 from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
@@ -152,3 +153,39 @@ def test_verbose_fit_prints_a_summary_of_every_model(name, three_classes, capsys
         assert f"objectives {min(objectives):.6g} to {max(objectives):.6g} (3 models)" in lines[-1]
     if name == "NystromSVC":
         assert "(3 models)" in lines[-1]
+
+
+def _traced_peak(function):
+    """(result, peak bytes traced by tracemalloc while ``function()`` ran)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return function(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("n_classes", [2, 6])
+def test_decision_function_in_row_blocks(name, n_classes, monkeypatch, capsys):
+    """decision_function scores rows in blocks whose binary models' values fit a quarter of
+    PREDICT_CHUNK_BYTES: the same values as in one block, without the n x n_models array
+    of all rows (one-vs-one over 6 classes: 15 values a row), with a progress bar when
+    verbose."""
+    X, y = make_classification(600, n_features=6, n_informative=4, n_redundant=0,
+                               n_classes=n_classes, n_clusters_per_class=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = ESTIMATORS[name]().fit(X, y)
+    rows = np.tile(X, (50, 1)) + 0.01                       # 30,000 rows
+    whole, whole_peak = _traced_peak(lambda: clf.decision_function(rows))
+    n_models = len(clf.intercept_)
+    monkeypatch.setattr("fastsvm._options.PREDICT_CHUNK_BYTES", 32 * 8 * n_models * 1000)
+    blocks, peak = _traced_peak(lambda: clf.set_params(verbose=1).decision_function(rows))
+    assert_allclose(blocks, whole, rtol=1e-12, atol=1e-12)             # 30 blocks
+    assert "decision values" in capsys.readouterr().err
+    assert_array_equal(clf.predict(rows), clf.classes_[np.argmax(whole, axis=1)] if n_classes > 2
+                       else clf.classes_[(whole > 0).astype(int)])
+    if n_models > n_classes:            # one-vs-one: most of the n x n_models array spared
+        assert peak < whole_peak - 0.75 * 8 * n_models * len(rows)
