@@ -13,8 +13,14 @@ Two classes give one binary problem (+1 for ``classes[1]``, -1 for
   per-class scores, votes plus summed confidences; the class with most
   votes wins.
 
-The fan-out over the problems is ``BaseSVC._fan_out``.
+The fan-out over the problems is ``BaseSVC._fan_out``.  The problems' vectors
+over all n rows (targets, a pair's step weights) are made when a solver takes
+its problem, not all at once: k (k - 1) / 2 pairs of n-vectors took 16 n bytes
+a pair (30 classes, 150,000 rows: 1.0 GB beyond the embedding).
 """
+
+from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
@@ -45,12 +51,35 @@ def n_binary_models(n_classes, multi_class="ovr"):
     return n_classes
 
 
+class Problems(Sequence):
+    """A sequence whose item k is ``make(k)``, made on each access and not kept (picklable
+    where ``make`` is, as the module's own, which Dask partitions hold)."""
+
+    def __init__(self, length, make):
+        self._length, self._make = length, make
+
+    def __len__(self):
+        return self._length
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self._length))]
+        if not -self._length <= k < self._length:
+            raise IndexError(f"problem {k} of {self._length}")
+        return self._make(k % self._length)
+
+
+def _class_targets(y_encoded, first, k):
+    """+1 on the rows of class first + k, -1 on the others (float64)."""
+    return np.where(y_encoded == first + k, 1.0, -1.0)
+
+
 def binary_targets(y_encoded, n_classes):
-    """List of +-1 float64 target vectors, one per one-vs-rest problem (one for two
-    classes)."""
+    """The +-1 float64 target vectors, one per one-vs-rest problem (one for two classes:
+    +1 on class 1), as a :class:`Problems` sequence."""
     if n_classes == 2:
-        return [np.where(y_encoded == 1, 1.0, -1.0)]
-    return [np.where(y_encoded == c, 1.0, -1.0) for c in range(n_classes)]
+        return Problems(1, partial(_class_targets, y_encoded, 1))
+    return Problems(n_classes, partial(_class_targets, y_encoded, 0))
 
 
 def ovo_pairs(n_classes):
@@ -59,15 +88,20 @@ def ovo_pairs(n_classes):
 
 
 def ovo_problems(y_encoded, n_classes):
-    """Per one-vs-one pair (i, j): (rows, targets), the sorted rows of classes i and j and
-    a float64 vector over all rows, +1 on class j's, -1 on class i's and 0 elsewhere."""
-    problems = []
-    for i, j in ovo_pairs(n_classes):
-        rows = np.flatnonzero((y_encoded == i) | (y_encoded == j))
-        targets = np.zeros(len(y_encoded))
-        targets[rows] = np.where(y_encoded[rows] == j, 1.0, -1.0)
-        problems.append((rows, targets))
-    return problems
+    """Per one-vs-one pair (i, j), as a :class:`Problems` sequence: (rows, targets), the
+    sorted rows of classes i and j and a float64 vector over all rows, +1 on class j's, -1
+    on class i's and 0 elsewhere."""
+    pairs = ovo_pairs(n_classes)
+    return Problems(len(pairs), partial(_pair_problem, y_encoded, pairs))
+
+
+def _pair_problem(y_encoded, pairs, k):
+    """(rows, targets) of the one-vs-one pair ``pairs[k]`` (see :func:`ovo_problems`)."""
+    i, j = pairs[k]
+    rows = np.flatnonzero((y_encoded == i) | (y_encoded == j))
+    targets = np.zeros(len(y_encoded))
+    targets[rows] = np.where(y_encoded[rows] == j, 1.0, -1.0)
+    return rows, targets
 
 
 def ovo_scores(decision, n_classes):

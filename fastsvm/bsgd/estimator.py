@@ -16,7 +16,7 @@ from .._packed import PackedData
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_pairs, ovo_problems,
+from ..multiclass import (MULTI_CLASS, Problems, n_binary_models, ovo_pairs, ovo_problems,
                           resolve_multi_class)
 from . import _kernels
 from .solver import BSGDState, BSGDStream, hinge_offset, run_pass, summarize
@@ -519,7 +519,7 @@ class BudgetSVC(BaseSVC):
         (classes i and j) for one-vs-one."""
         if pairs is None:
             return [np.arange(problem.n_samples)]
-        return [rows for rows, _ in pairs]
+        return [pairs[k][0] for k in range(len(pairs))]
 
     @available_if(_streams)
     @_fit_context(prefer_skip_nested_validation=True)
@@ -659,25 +659,29 @@ class BudgetSVC(BaseSVC):
         packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
         tables = load_tables()
         budget = streams[0].budget
+        # (stream, state, rows) of each model, and its targets, made when it trains
         if pairs is not None:
-            units = [(stream, stream.states[0], targets, rows)
-                     for stream, (rows, targets) in zip(streams, pairs)]
+            units = [(stream, stream.states[0], rows)
+                     for stream, rows in zip(streams, self._stream_rows(problem, pairs))]
+            targets = Problems(len(pairs), lambda k: pairs[k][1])
         elif streams[0].states[0].shared:   # its kernel reads the class index of every row
-            units = [(streams[0], streams[0].states[0], problem.y.astype(np.int64), None)]
+            units = [(streams[0], streams[0].states[0], None)]
+            targets = Problems(1, lambda _: problem.y.astype(np.int64))
         else:
-            units = [(streams[0], state, targets, None)
-                     for state, targets in zip(streams[0].states, problem.targets)]
-        units = [unit for unit in units if unit[3] is None or len(unit[3])]
+            units = [(streams[0], state, None) for state in streams[0].states]
+            targets = problem.targets
+        units = [(k, *unit) for k, unit in enumerate(units) if unit[2] is None or len(unit[2])]
         n = problem.n_samples
-        seeds = [stream.rng.randint(np.iinfo(np.int32).max) for stream, *_ in units]
+        seeds = [stream.rng.randint(np.iinfo(np.int32).max) for _, stream, *_ in units]
         states = [state for stream in streams for state in stream.states]
         if not kernel.on_gram:
             check_stores(states, budget, {id(state): epochs * (n if rows is None else len(rows))
-                                          for _, state, _, rows in units}, problem.X.shape[1])
+                                          for _, _, state, rows in units}, problem.X.shape[1])
         started = time.perf_counter()
 
         def train_one(item, bar):
-            (stream, state, y_bin, rows), seed = item
+            (k, stream, state, rows), seed = item
+            y_bin = targets[k]
             weight = stream.step_weights(problem.weights)
             rng = np.random.RandomState(seed)
             for _ in range(epochs):
@@ -707,14 +711,14 @@ class BudgetSVC(BaseSVC):
         keeps its offset."""
         if pairs is not None:               # each pair on its rows, against its own vectors
             bounds = np.cumsum([0] + [stream.states[0].n_sv for stream in streams])
-            models = [(rows, targets[rows], slice(bounds[k], bounds[k + 1]))
-                      for k, (rows, targets) in enumerate(pairs)]
+            models = [(rows, pairs[k][1][rows], slice(bounds[k], bounds[k + 1]))
+                      for k, rows in enumerate(self._stream_rows(problem, pairs))]
             raws = [self._raw(problem, rows, sv_rows[svs], support_vectors[svs],
                               dual_coef[k:k + 1, svs])[:, 0]
                     for k, (rows, _, svs) in enumerate(models)]
         else:                               # every model on all rows, in one expansion
             raw = self._raw(problem, slice(None), sv_rows, support_vectors, dual_coef)
-            models = [(slice(None), targets, None) for targets in problem.targets]
+            models = ((slice(None), targets, None) for targets in problem.targets)
             raws = raw.T
         slots = [(stream.intercept, c) for stream in streams for c in range(len(stream.intercept))]
         for (intercept, c), (rows, y_bin, _), raw in zip(slots, models, raws):

@@ -17,7 +17,7 @@ from .._blas import one_blas_pool
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
                     objectives_text, random_seeds, regularization, step_weights)
 from ..kernels import KERNELS
-from ..multiclass import (MULTI_CLASS, n_binary_models, ovo_problems,
+from ..multiclass import (MULTI_CLASS, Problems, n_binary_models, ovo_problems,
                           resolve_multi_class)
 from .embedding import (NystromMap, _dense_if_small, cholesky_factor, inverse_factor,
                         sample_landmarks, times_inverse_factor)
@@ -561,15 +561,18 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         (lambda = 1 / (C S_pair), step weights s_i n_pair / S_pair on the pair's rows)."""
         n_classes = len(problem.classes)
         if n_classes == 2 or resolve_multi_class(self.multi_class, n_classes) == "ovr":
-            return [(None, targets, problem.step_weights, problem.lam(self.C))
-                    for targets in problem.targets]
-        binary = []
-        for rows, targets in ovo_problems(problem.y, n_classes):
+            targets, weight, lam = problem.targets, problem.step_weights, problem.lam(self.C)
+            return Problems(len(targets), lambda k: (None, targets[k], weight, lam))
+        pairs = ovo_problems(problem.y, n_classes)
+
+        def pair(k):
+            rows, targets = pairs[k]
             weight_sum = float(problem.weights[rows].sum())
             weight = np.zeros(problem.n_samples)
             weight[rows] = step_weights(problem.weights[rows], len(rows), weight_sum)
-            binary.append((rows, targets, weight, regularization(self.C, weight_sum)))
-        return binary
+            return rows, targets, weight, regularization(self.C, weight_sum)
+
+        return Problems(len(pairs), pair)
 
     def _solve(self, Phi, problem, seeds, sq_norms):
         """The binary problems' solutions on the embedding ``Phi``, whose rows' squared
