@@ -157,6 +157,35 @@ def check_class_totals(totals, classes):
                          "weights or remove the class from y")
 
 
+def used_columns(X):
+    """(X on the columns it uses, their indices) for CSR X that stores entries in at most
+    half of its columns, else (X, None).
+
+    A linear model's weight on a column that is zero on every training row is 0 at the
+    optimum (only the regulariser acts on it), and the linear solvers, starting from
+    w = 0, never move it: their steps and L-BFGS's directions are combinations of the
+    rows and of earlier steps.  So fitting on the used columns gives the same model
+    (:func:`widen` puts it back at full width), at a cost in the non-zeros instead of
+    n_features: 20,000 rows of 20 non-zeros among 10 million features took HuberSVC
+    49 s and 3.2 GB (L-BFGS keeps (2m + 5) n_features numbers)."""
+    if not sp.issparse(X):
+        return X, None
+    columns = np.unique(X.indices)
+    if len(columns) > X.shape[1] // 2:
+        return X, None
+    return X[:, columns].tocsr(), columns
+
+
+def widen(coef, columns, n_features):
+    """Coefficients fitted on ``columns`` (see :func:`used_columns`) at full width, 0 on
+    the other columns; ``coef`` itself when ``columns`` is None."""
+    if columns is None:
+        return coef
+    out = np.zeros((coef.shape[0], n_features))
+    out[:, columns] = coef
+    return out
+
+
 def check_value_range(X):
     """Largest squared row norm of X (0 for no rows or a callable's input); ValueError if a
     row's squared norm overflows float64.

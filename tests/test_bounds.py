@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import LinearSVC
@@ -213,6 +214,36 @@ def test_gradient_descent_out_of_iterations_returns_the_last_model_evaluated(max
     assert_allclose(result.w, w, rtol=1e-9, atol=1e-12)
     assert result.objective[-1] == pytest.approx(
         naive.huber_objective(X, y, result.w, result.b, lam, H), rel=1e-9)
+
+
+@pytest.mark.parametrize("estimator", [HuberSVC(), HuberSVC(solver="gd"),
+                                       PegasosSVC(random_state=0)])
+def test_linear_models_fit_the_columns_they_use(estimator, monkeypatch):
+    """Sparse rows using few of a million columns: the fit runs on the used columns (the
+    others' weights are 0 at the optimum and never leave 0), the same model as on all
+    columns, without n_features-long work (L-BFGS keeps (2m + 5) n_features numbers)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, d = 300, 1_000_000
+    y = rng.integers(0, 2, n)
+    cols = np.sort(rng.choice(2000, size=(n, 8)) + 500_000 * y[:, None], axis=1)
+    X = sp.csr_matrix((rng.uniform(0.5, 1.5, n * 8), cols.ravel(), np.arange(0, n * 8 + 1, 8)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    tracemalloc.start()
+    try:
+        fitted = clone(estimator).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert fitted.coef_.shape == (1, d) and fitted.score(X, y) == 1.0
+    assert not fitted.coef_[0, np.setdiff1d(np.arange(d), X.indices)].any()
+    assert peak < 8 * d * 5                     # a few coefficient vectors, no more
+    monkeypatch.setattr("fastsvm.bounds.estimator.used_columns", lambda X: (X, None))
+    wide = clone(estimator).fit(X, y)
+    assert_allclose(fitted.coef_, wide.coef_, rtol=1e-7, atol=1e-10)
+    assert_allclose(fitted.intercept_, wide.intercept_, rtol=1e-7, atol=1e-10)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from .._packed import PackedData
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors,
-                    objectives_text, random_seeds)
+                    objectives_text, random_seeds, used_columns, widen)
 from . import _kernels as K
 from .solver import (HUBER_SOLVERS, hinge_duality, solve_huber, solve_kernel_pegasos,
                      solve_pegasos)
@@ -252,7 +252,8 @@ class HuberSVC(BaseSVC):
     def _fit(self, problem):
         """The solver on each binary problem."""
         started = time.perf_counter()
-        packed = PackedData.from_matrix(problem.X)
+        X, columns = used_columns(problem.X)
+        packed = PackedData.from_matrix(X)
         n = problem.n_samples
         lam = problem.lam(self.C)
 
@@ -263,7 +264,9 @@ class HuberSVC(BaseSVC):
 
         results = self._fan_out(solve_one, problem.targets, self.max_iter * problem.n_models,
                                 "it")
-        return self._fitted(results, problem.classes, lam, n, started)
+        fitted = self._fitted(results, problem.classes, lam, n, started)
+        fitted["coef_"] = widen(fitted["coef_"], columns, problem.X.shape[1])
+        return fitted
 
     def _fitted(self, results, classes, lam, n, started):
         """The fitted attributes from the descent of each binary problem on n rows (warns if
@@ -548,7 +551,8 @@ class PegasosSVC(BaseSVC):
         weight = problem.step_weights
         seeds = random_seeds(self.random_state, problem.n_models)
         if linear:
-            packed = PackedData.from_matrix(problem.X)
+            X, columns = used_columns(problem.X)
+            packed = PackedData.from_matrix(X)
         else:
             if not kernel.on_gram:
                 check_dense_vectors(min(n, n_iter * k), problem.X.shape[1])
@@ -570,7 +574,8 @@ class PegasosSVC(BaseSVC):
         fitted = {"classes_": problem.classes}
         if linear:
             W = np.array([r.w for r in results])
-            fitted.update(coef_=W[:, :-1], intercept_=W[:, -1] * bias_feature)
+            fitted.update(coef_=widen(W[:, :-1], columns, problem.X.shape[1]),
+                          intercept_=W[:, -1] * bias_feature)
         else:
             support = np.unique(np.concatenate([r.support for r in results]))
             dual_coef = np.zeros((len(results), len(support)))
