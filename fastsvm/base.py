@@ -570,7 +570,9 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
 
     def _fan_out(self, solve, items, total, unit):
         """``solve(item, bar)`` for every item (binary problems), in threads: the compiled
-        kernels release the GIL.  ``bar`` is a shared tqdm progress bar of ``total`` units."""
+        kernels release the GIL.  ``bar`` is a shared tqdm progress bar of ``total`` units
+        (None for solvers that stop on a tolerance: a count and a rate, since their cap
+        would show a fit that ends at 1 % of it)."""
         with tqdm(total=total, disable=not self.verbose, unit=unit, unit_scale=True,
                   desc=type(self).__name__, leave=False) as bar:
             return Parallel(n_jobs=self.n_jobs, prefer="threads")(

@@ -443,3 +443,37 @@ def test_a_small_first_round_keeps_a_row_to_pass_over(tune_size, fraction):
     clf = MarginSGDSVC(tune_size=tune_size, sampling="permutation",
                        validation_fraction=fraction, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.6
+
+
+class _Bar:
+    """A tqdm stand-in that records its total and what it was advanced by."""
+    made = []
+
+    def __init__(self, total=None, **kwargs):
+        self.total, self.n = total, 0
+        _Bar.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, k):
+        self.n += k
+
+
+@pytest.mark.parametrize("n, sampling", [(3000, "auto"), (3000, "replacement"), (300, "auto")])
+def test_one_progress_bar_spans_every_halving_round(n, sampling, monkeypatch):
+    """verbose=1 shows one bar for the whole fit, whose total is every round's draws, not a
+    bar per halving round, each from 0 %."""
+    from sklearn.datasets import make_classification
+
+    monkeypatch.setattr("fastsvm.margin_sgd.estimator.tqdm", _Bar)
+    _Bar.made = []
+    X, y = make_classification(n, n_features=5, random_state=0)
+    clf = MarginSGDSVC(sampling=sampling, verbose=1, random_state=0).fit(X, y)
+    assert len(_Bar.made) == 1
+    bar = _Bar.made[0]
+    assert bar.n == bar.total > 0
+    assert len({c["n_rows"] for c in clf.training_info_["candidates"]}) == (3 if n == 3000 else 1)

@@ -262,8 +262,7 @@ class HuberSVC(BaseSVC):
                                self.solver, self.eta0, self._tol(), self.max_iter,
                                self.margin_bounds, bar)
 
-        results = self._fan_out(solve_one, problem.targets, self.max_iter * problem.n_models,
-                                "it")
+        results = self._fan_out(solve_one, problem.targets, None, "it")
         fitted = self._fitted(results, problem.classes, lam, n, started)
         fitted["coef_"] = widen(fitted["coef_"], columns, problem.X.shape[1])
         return fitted

@@ -46,6 +46,18 @@ AUTO_PERMUTATION_MIN_HELD = 100
 VALIDATION_TIE = 1e-6
 
 
+def halving_rounds(n, size, n_candidates):
+    """(rows, candidates) of each successive-halving round of a fit on n rows from a first
+    round of ``size`` rows (see :class:`MarginSGDSVC`): the best third of the candidates,
+    rounded up, go on to twice the rows, and the last candidate to all n."""
+    rounds = [(size, n_candidates)]
+    while size < n:
+        n_candidates = -(-n_candidates // 3)
+        size = n if n_candidates == 1 else min(n, 2 * size)
+        rounds.append((size, n_candidates))
+    return rounds
+
+
 def _grid(name, values, positive):
     """A validated grid as a list of floats."""
     values = np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
@@ -341,16 +353,21 @@ class MarginSGDSVC(BaseSVC):
                          else self.tune_size))
         shuffled = rng.permutation(n) if size < n else None
         sampling = self._sampling(n)
-        while True:     # successive halving: keep the best third, double the rows
-            pool = (np.arange(n, dtype=np.int64) if size == n
-                    else np.sort(shuffled[:size]).astype(np.int64))
-            scores, best = self._passes(problem, data, pool, candidates, sampling, rng)
-            if size == n:
-                break
-            tuning += scores
-            ranking = np.argsort([-r["validation_accuracy"] for r in scores], kind="stable")
-            candidates = [candidates[k] for k in ranking[:-(-len(candidates) // 3)]]
-            size = n if len(candidates) == 1 else min(n, 2 * size)
+        draws = sum(k * (rows if sampling == "replacement" else rows - self._n_held(rows))
+                    for rows, k in halving_rounds(n, size, len(candidates)))
+        with tqdm(total=draws, disable=not self.verbose, unit="draw", unit_scale=True,
+                  desc="MarginSGDSVC", leave=False) as bar:
+            while True:     # successive halving: keep the best third, double the rows
+                pool = (np.arange(n, dtype=np.int64) if size == n
+                        else np.sort(shuffled[:size]).astype(np.int64))
+                scores, best = self._passes(problem, data, pool, candidates, sampling, rng,
+                                            bar)
+                if size == n:
+                    break
+                tuning += scores
+                ranking = np.argsort([-r["validation_accuracy"] for r in scores], kind="stable")
+                candidates = [candidates[k] for k in ranking[:-(-len(candidates) // 3)]]
+                size = n if len(candidates) == 1 else min(n, 2 * size)
         accuracy, kernel, M, model, offsets, n_val = best
         by_row = np.argsort(model.support)
         support = model.support[by_row]
@@ -380,9 +397,9 @@ class MarginSGDSVC(BaseSVC):
         held = self.validation_fraction * n
         return "permutation" if held >= AUTO_PERMUTATION_MIN_HELD else "replacement"
 
-    def _passes(self, problem, data, pool, candidates, sampling, rng):
+    def _passes(self, problem, data, pool, candidates, sampling, rng, bar):
         """One validated pass over the rows ``pool`` per (kernel, M) candidate, drawn by
-        ``sampling``.
+        ``sampling``; ``bar`` (tqdm) is advanced by the draws.
 
         Returns the candidates' scores (gamma, M, validation accuracy, model
         size, rows) and the best one as (accuracy, kernel, M, pass result,
@@ -394,33 +411,31 @@ class MarginSGDSVC(BaseSVC):
         rows, held = self._split(pool, problem.y, sampling, rng)
         targets, weight, y_enc = np.vstack(problem.targets), problem.step_weights, problem.y
         scores, best = [], None
-        with tqdm(total=len(candidates) * len(rows), disable=not self.verbose,
-                  unit="draw", unit_scale=True, desc="MarginSGDSVC", leave=False) as bar:
-            for kernel, M in candidates:
-                order = draw_order(rows, sampling,
-                                   np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
-                # the binary problems share the draws, so they share the out-of-bag rows
-                model = run_pass(X, X_sq, targets, weight, kernel, M, cap, self.update, order,
-                                 bar)
-                val = np.setdiff1d(rows, order) if held is None else held
-                decision = expansion(X, X_sq, val, model.svt, model.sv_sq, model.support,
-                                     model.dual, kernel)
-                if np.all(np.isfinite(decision)):
-                    offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
-                                        for k, t in enumerate(targets)])
-                    decision += offsets
-                    labels = labels_from_decision(
-                        decision[:, 0] if len(targets) == 1 else decision,
-                        np.arange(len(problem.classes)))
-                    accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
-                                if len(val) else float("nan"))
-                else:   # a pass that diverged (uncapped, k(x, x) far from 1) ranks last
-                    offsets, accuracy = np.zeros(len(targets)), -np.inf
-                scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
-                               "n_support": int(model.n_support.sum()),
-                               "n_rows": len(pool)})
-                if best is None or accuracy > best[0] + VALIDATION_TIE:
-                    best = (accuracy, kernel, M, model, offsets, len(val))
+        for kernel, M in candidates:
+            order = draw_order(rows, sampling,
+                               np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
+            # the binary problems share the draws, so they share the out-of-bag rows
+            model = run_pass(X, X_sq, targets, weight, kernel, M, cap, self.update, order,
+                             bar)
+            val = np.setdiff1d(rows, order) if held is None else held
+            decision = expansion(X, X_sq, val, model.svt, model.sv_sq, model.support,
+                                 model.dual, kernel)
+            if np.all(np.isfinite(decision)):
+                offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
+                                    for k, t in enumerate(targets)])
+                decision += offsets
+                labels = labels_from_decision(
+                    decision[:, 0] if len(targets) == 1 else decision,
+                    np.arange(len(problem.classes)))
+                accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
+                            if len(val) else float("nan"))
+            else:   # a pass that diverged (uncapped, k(x, x) far from 1) ranks last
+                offsets, accuracy = np.zeros(len(targets)), -np.inf
+            scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
+                           "n_support": int(model.n_support.sum()),
+                           "n_rows": len(pool)})
+            if best is None or accuracy > best[0] + VALIDATION_TIE:
+                best = (accuracy, kernel, M, model, offsets, len(val))
         return scores, best
 
     def _candidates(self, kernel):
@@ -446,6 +461,12 @@ class MarginSGDSVC(BaseSVC):
             Ms = [float(self.M)]
         return [(k, m) for k in kernels for m in Ms]
 
+    def _n_held(self, n_rows):
+        """Rows held out of ``n_rows`` with sampling='permutation': scikit-learn's count,
+        kept to at least one row on each side (a small first halving round at a large
+        validation_fraction would have none to pass over)."""
+        return min(max(1, int(np.ceil(self.validation_fraction * n_rows))), n_rows - 1)
+
     def _split(self, pool, y_enc, sampling, rng):
         """Rows of ``pool`` the passes draw from, and held-out rows (None: the out-of-bag
         rows validate)."""
@@ -453,9 +474,7 @@ class MarginSGDSVC(BaseSVC):
             return pool, None
         y = y_enc[pool]
         counts = np.bincount(y)
-        # scikit-learn's count, kept to at least one row on each side (a small first
-        # halving round at a large validation_fraction would have none to pass over)
-        n_test = min(max(1, int(np.ceil(self.validation_fraction * len(y)))), len(y) - 1)
+        n_test = self._n_held(len(y))
         fits = (counts[counts > 0].min() >= 2
                 and min(n_test, len(y) - n_test) >= np.count_nonzero(counts))
         return train_test_split(pool, test_size=n_test, stratify=y if fits else None,

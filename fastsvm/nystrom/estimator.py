@@ -602,7 +602,8 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
             return solve_pegasos(Phi, y_bin, weight, bias_feature, lam, stage_steps(n),
                                  max_stages, self.tol, rng, bar, rows)
 
-        total = sum(n if self.solver == "dcd" else stage_steps(n) for n in sizes) * max_stages
+        total = (None if self.tol is not None else      # stops on tol: its cap is no total
+                 sum(n if self.solver == "dcd" else stage_steps(n) for n in sizes) * max_stages)
         return self._fan_out(solve_one, zip(binary, sizes, seeds), total, "step")
 
     @one_blas_pool()
