@@ -92,8 +92,8 @@ PACKED_DENSE_FROM
 PREFIX_SUMS_MAX_BYTES
     ``HuberSVC`` stores the prefix sums of all sorted points (n x d doubles,
     Algorithm 1) while they fit in this many bytes, and otherwise only the
-    sum at the boundary (the paper's sparse-data variant, always used for
-    CSR input).
+    sum at the boundary (the paper's sparse-data variant), for dense and CSR
+    input alike.
 DENSE_VECTORS_MAX_BYTES
     BudgetSVC, kernel PegasosSVC and MarginSGDSVC hold support vectors as
     dense rows of every feature.  On sparse data with very many features

@@ -111,7 +111,9 @@ def _add_estimator_options(train):
                              "margin-sgd: the cap on each coefficient)")
     common.add_argument("-t", "--kernel", type=_kernel, dest="kernel",
                         choices=["linear", "poly", "rbf", "sigmoid", "laplacian"],
-                        help="kernel (LIBSVM's numbers 0-3 also work); every solver but huber")
+                        help="kernel (LIBSVM's numbers 0-3 also work); not for huber; laplacian for "
+                             "nystrom only; sigmoid not for pegasos (its margin bounds need a "
+                             "positive semi-definite kernel)")
     common.add_argument("-g", "--gamma", type=_number_or("scale", "auto"), dest="gamma",
                         help="kernel width > 0, 'scale' (1 / (n_features * X.var())), or for "
                              "margin-sgd 'auto' (tuned)")

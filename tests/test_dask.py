@@ -557,6 +557,8 @@ def test_nystrom_multiclass_weighted_dataframe_leverage_and_round_trip(client, t
     assert_array_equal(dist.component_indices_, local.component_indices_)
     assert list(dist.feature_names_in_) == columns
     assert all(dist.training_info_["converged"])
+    assert set(dist.training_info_) == set(local.training_info_)     # "Those of NystromSVC"
+    assert dist.training_info_["multi_class"] == "ovr"
     for ours, theirs in zip(dist.training_info_["objective"], local.training_info_["objective"]):
         assert abs(ours[-1] - theirs[-1]) <= 1e-3 * max(ours[-1], theirs[-1])
     frame_test = pd.DataFrame(X, columns=columns)

@@ -131,7 +131,7 @@ class HuberEvaluator:
     prunes nothing switches to plain evaluation until the next re-sort; or
     plainly, without ``margin_bounds``.  The sums are the same either way, up
     to rounding.  ``full`` evaluates plainly.  One evaluator serves a whole
-    data set (:func:`solve_huber_gd`) or one partition of it
+    data set (:func:`solve_huber`) or one partition of it
     (:mod:`fastsvm.dask`), whose rule then follows its own rows.
     """
 

@@ -5,7 +5,7 @@ The estimators take the parameters of the local ones plus ``client`` (None:
 the current default client, ``distributed.get_client()``), in the manner of
 LightGBM's ``DaskLGBMClassifier`` and ``xgboost.dask``:
 
-* :class:`DaskHuberSVC`: :class:`fastsvm.HuberSVC`'s gradient descent, each
+* :class:`DaskHuberSVC`: :class:`fastsvm.HuberSVC`'s L-BFGS or gradient descent, each
   worker summing the loss and gradient of its partitions with the margin
   bounds of its own rows;
 * :class:`DaskBudgetSVC`: :class:`fastsvm.BudgetSVC`'s SGD, the model of at

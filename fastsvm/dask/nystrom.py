@@ -54,7 +54,8 @@ from sklearn.utils._param_validation import StrOptions
 from tqdm.auto import tqdm
 
 from .. import _options
-from ..base import TrainingProblem, check_finite_output, random_seeds, regularization
+from ..base import (TrainingProblem, check_finite_output, objectives_text, random_seeds,
+                    regularization)
 from ..kernels import _take
 from ..nystrom import _kernels
 from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
@@ -508,7 +509,7 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
                 return trace_residual(float(np.einsum("ij,ij->", embedded, embedded)),
                                       float(kernel.diagonal(drawn["sample"]).sum()))
 
-            info = {}
+            info = {"multi_class": self.multi_class}        # 'ovr', as NystromSVC reports it
             _, kept, L, info["landmarks_drawn"] = choose_landmarks(
                 n, m, grow_to, lambda m: self._landmark_indices(partitions, kernel, m, rng),
                 factor, residual, rng)
@@ -554,8 +555,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
             if self.verbose:
                 print(f"{type(self).__name__}: embedding {n} x {r} on {len(embedded)} partitions "
                       f"in {info['time_embedding_s']:.2f} s, {fitted['n_iter_'].max()} "
-                      f"passes in {info['time_solver_s']:.2f} s, objective "
-                      f"{results[0].objective[-1]:.5g}")
+                      f"passes in {info['time_solver_s']:.2f} s, "
+                      f"{objectives_text([r.objective[-1] for r in results], 5)}")
             self._publish(fitted)
         return self
 
