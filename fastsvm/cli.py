@@ -112,8 +112,7 @@ def _add_estimator_options(train):
     common.add_argument("-t", "--kernel", type=_kernel, dest="kernel",
                         choices=["linear", "poly", "rbf", "sigmoid", "laplacian"],
                         help="kernel (LIBSVM's numbers 0-3 also work); not for huber; laplacian for "
-                             "nystrom only; sigmoid not for pegasos (its margin bounds need a "
-                             "positive semi-definite kernel)")
+                             "nystrom only; sigmoid for pegasos with --no-margin-bounds")
     common.add_argument("-g", "--gamma", type=_number_or("scale", "auto"), dest="gamma",
                         help="kernel width > 0, 'scale' (1 / (n_features * X.var())), or for "
                              "margin-sgd 'auto' (tuned)")
@@ -178,6 +177,10 @@ def _add_estimator_options(train):
     iterative.add_argument("--no-average", action="store_const", const=False, dest="average",
                            help="pegasos: the last iterate is the model (the paper's), not the "
                                 "average of the last half of the iterates")
+    iterative.add_argument("--no-margin-bounds", action="store_const", const=False,
+                           dest="margin_bounds",
+                           help="compute every margin (the same model); pegasos needs it for "
+                                "-t sigmoid, which has no feature space for the bounds")
 
     margin = train.add_argument_group("margin-sgd (MarginSGDSVC)")
     margin.add_argument("-M", "--margin", type=_number_or("auto"), dest="M",

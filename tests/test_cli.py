@@ -345,6 +345,9 @@ def test_python_dash_m_entry_point(train_file, tmp_path):
     ("huber", ["--huber-solver", "gd", "--tol", "1e-4"], "HuberSVC"),
     ("pegasos", ["-t", "rbf", "--max-iter", "200", "--batch-size", "20", "-s", "0"], "PegasosSVC"),
     ("pegasos", ["--no-average", "-s", "0"], "PegasosSVC"),
+    ("pegasos", ["-t", "sigmoid", "-g", "0.05", "--no-margin-bounds", "--max-iter", "200",
+                 "-s", "0"], "PegasosSVC"),
+    ("huber", ["--no-margin-bounds"], "HuberSVC"),
     ("margin-sgd", ["-M", "1", "-g", "scale", "--sampling", "replacement", "-s", "0"],
      "MarginSGDSVC"),
 ])
@@ -361,6 +364,8 @@ def test_every_solver_trains_and_predicts(solver, options, name, dataset, train_
         assert fitted.average == ("--no-average" not in options)
     if name == "HuberSVC":
         assert fitted.solver == ("gd" if "--huber-solver" in options else "lbfgs")
+    if name in ("HuberSVC", "PegasosSVC"):
+        assert fitted.margin_bounds == ("--no-margin-bounds" not in options)
     out_path = tmp_path / "pred.txt"
     assert main(["predict", "-q", str(train_file), str(model), str(out_path)]) == 0
     predicted = np.array(out_path.read_text().split(), dtype=int)
