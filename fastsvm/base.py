@@ -511,9 +511,14 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                                  "sklearn.utils.class_weight.compute_class_weight on all labels "
                                  "and pass them as a dict")
             if isinstance(self.class_weight, str):  # counts weighted: weight 0 is absent
-                check_class_totals(np.bincount(y_enc, weights, len(classes)), classes)
-            per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes, y=y,
-                                                        sample_weight=weights), dtype=np.float64)
+                totals = np.bincount(y_enc, weights, len(classes))
+                check_class_totals(totals, classes)
+                # scikit-learn's weighted formula (compute_class_weight's sample_weight=,
+                # new in 1.7), n / (n_classes * bincount(y)) for unit weights
+                per_class = weights.sum() / (len(classes) * totals)
+            else:
+                per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes,
+                                                            y=y), dtype=np.float64)
             if not np.all(np.isfinite(per_class) & (per_class >= 0)):
                 raise ValueError(f"class_weight must be finite and >= 0; got "
                                  f"{dict(zip(classes.tolist(), per_class.tolist()))}")
