@@ -331,7 +331,6 @@ def test_huber_svc_reports_its_stop_measure_and_gradient(solver, fit_intercept):
             else:
                 assert np.isnan(info["relative_change"][0])
                 assert (info["duality_gap"][0] <= tol) == info["converged"][0]
-                assert info["converged"][0] == (tol > 0)
             gw, gb = naive.huber_gradient(X, y, w, b, lam, h)
             expected = np.hypot(np.linalg.norm(gw), gb if fit_intercept else 0.0)
             assert info["gradient_norm"][0] == pytest.approx(expected, rel=1e-9)
