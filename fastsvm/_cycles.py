@@ -17,6 +17,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ._options import KERNEL_CACHE
+
 
 @intrinsic
 def read_cycle_counter(typingctx):
@@ -31,7 +33,7 @@ def read_cycle_counter(typingctx):
     return sig, codegen
 
 
-@njit(cache=True)
+@njit(cache=KERNEL_CACHE)
 def _now():
     return read_cycle_counter()
 

@@ -22,13 +22,15 @@ import math
 import numpy as np
 from numba import njit
 
+from ._options import KERNEL_CACHE
+
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01  # 0x3fe62e42fee00000: k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
 _X_MIN = -708.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=KERNEL_CACHE, nogil=True)
 def exp_nonpositive(x, n, out, bits):
     """out[j] = exp(x[j]) for j < n, x[j] <= 0; ``bits`` is int64 scratch of length >= n.
 

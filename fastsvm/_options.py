@@ -3,8 +3,10 @@
 Change them here (or monkeypatch them in tests); no estimator takes them as
 arguments.
 
-JIT_OPTIONS
-    Options of every serial ``numba.njit`` kernel.  ``fastmath`` allows
+JIT_OPTIONS, KERNEL_CACHE
+    Options of every serial ``numba.njit`` kernel.  ``KERNEL_CACHE``, whether
+    numba caches their machine code on disk, is True unless no folder for the
+    cache can be written (see :mod:`fastsvm._cache`).  ``fastmath`` allows
     re-association and contraction (so sums vectorise) but keeps IEEE
     semantics for NaN and inf, which the kernels never see anyway because
     input is validated before it reaches them.
@@ -113,8 +115,11 @@ LEVERAGE_POOL_FACTOR, LEVERAGE_SKETCH_SIZE
     at most ``LEVERAGE_SKETCH_SIZE`` rows (its cost is pool x sketch^2).
 """
 
+from ._cache import kernel_cache
+
+KERNEL_CACHE = kernel_cache()
 JIT_OPTIONS = dict(
-    cache=True,
+    cache=KERNEL_CACHE,
     nogil=True,
     fastmath={"reassoc", "contract", "nsz", "arcp"},
 )

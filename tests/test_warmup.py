@@ -56,3 +56,40 @@ def test_cli_warmup_reports_each_solver(capsys):
     for name in ("BudgetSVC", "NystromSVC", "HuberSVC", "PegasosSVC", "MarginSGDSVC"):
         assert name in out
     assert "compiled kernels cached" in out
+
+
+def test_kernel_cache_falls_back_to_a_temporary_folder(tmp_path):
+    """numba caches in NUMBA_CACHE_DIR, the package's folder or the user's cache folder;
+    where none can be written (a read-only install, a service user without a home) it had
+    raised at import, so fastsvm points it at a temporary folder, or compiles uncached."""
+    from fastsvm._cache import choose_cache
+
+    (tmp_path / "file").write_text("")
+    blocked = str(tmp_path / "file" / "folder")        # under a file: never writable
+    fallback = str(tmp_path / "temporary")
+    assert choose_cache("", str(tmp_path), blocked, fallback) == (True, None)
+    assert choose_cache(blocked, blocked, str(tmp_path / "user"), fallback) == (True, None)
+    assert choose_cache(blocked, blocked, blocked, fallback) == (True, fallback)
+    assert choose_cache("", blocked, blocked, blocked) == (False, None)
+
+
+def test_estimators_fit_without_any_writable_cache_folder(tmp_path):
+    """In a process where no folder can be written (stubbed: the package folder here is the
+    checkout's), the kernels compile uncached, with one warning."""
+    (tmp_path / "file").write_text("")
+    blocked = str(tmp_path / "file" / "folder")
+    script = (
+        "import warnings, numpy as np\n"
+        "import fastsvm._cache as c\n"
+        "c._writable = lambda folder: False\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from fastsvm import HuberSVC\n"
+        "import fastsvm._options as o\n"
+        "X = np.random.default_rng(0).normal(size=(40, 3)); y = (X[:, 0] > 0).astype(int)\n"
+        "print(o.KERNEL_CACHE, HuberSVC().fit(X, y).score(X, y) > 0.9,\n"
+        "      sum('numba' in str(w.message) for w in caught))\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": blocked, "TMPDIR": blocked}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    assert out == ["False", "True", "1"]
