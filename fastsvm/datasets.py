@@ -572,9 +572,10 @@ def load_dataset(name, data_dir=None, download=False, verify=False, dtype=np.flo
     if None in paths:
         if not download:
             missing = next(f for f, p in zip(info.files, paths) if p is None)
+            names = (f"'{missing.name}' is not" if missing.name == missing.download_name
+                     else f"neither '{missing.name}' nor '{missing.download_name}' is")
             raise FileNotFoundError(
-                f"data set '{name}': neither '{missing.name}' nor "
-                f"'{missing.download_name}' is in {directory}. Pass download=True "
+                f"data set '{name}': {names} in {directory}. Pass download=True "
                 f"or call fastsvm.datasets.fetch_dataset('{name}') to download it, "
                 f"or set the {DATA_DIR_ENV} environment variable to a folder that holds it."
             )

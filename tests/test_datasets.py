@@ -248,6 +248,10 @@ def test_load_dataset_missing_file_tells_how_to_download(tmp_path):
     assert "fetch_dataset" in str(excinfo.value)
     assert "FASTSVM_DATA" in str(excinfo.value)
     assert "phishing.bz2" in str(excinfo.value)
+    with pytest.raises(FileNotFoundError) as excinfo:              # one name, said once
+        load_dataset("a9a", data_dir=tmp_path)
+    assert "neither 'a9a' nor 'a9a'" not in str(excinfo.value)
+    assert f"'a9a' is not in {tmp_path}" in str(excinfo.value)
 
 
 # --------------------------------------------------------------------------
