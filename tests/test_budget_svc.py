@@ -304,23 +304,6 @@ def test_removal_does_not_decay_with_the_epochs(multi_class):
     assert len(set(clf.support_)) == len(clf.support_)    # no row twice
 
 
-def test_one_vs_one_makes_each_pair_s_targets_when_it_trains():
-    """A pair's targets span all n rows; the 435 pairs of 30 classes had held them all at
-    once (8 n bytes a pair: 21 MB here)."""
-    import tracemalloc
-
-    X, y = make_blobs(6000, n_features=4, centers=30, random_state=0)
-    clf = BudgetSVC(budget=20, epochs=1, random_state=0).fit(X[:500], y[:500])
-    tracemalloc.start()
-    try:
-        clf.fit(X, y)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert clf.dual_coef_.shape[0] == 435 and clf.score(X, y) > 0.5
-    assert peak < 435 * 6000 * 8
-
-
 # ---------------------------------------------------------- determinism and types
 def _moons():
     return make_moons(400, noise=0.15, random_state=0)

@@ -395,21 +395,6 @@ def test_dcd_objective_sums_the_margins_in_float64():
     assert reported < 0.05 and reported == pytest.approx(exact, rel=1e-10)
 
 
-def test_one_vs_one_makes_each_pair_s_vectors_when_it_solves_it():
-    """A pair's targets and step weights span all n rows; the 435 pairs of 30 classes had
-    held them all at once (16 n bytes a pair: 42 MB here, beside a 1.2 MB embedding)."""
-    X, y = make_blobs(6000, n_features=4, centers=30, random_state=0)
-    clf = NystromSVC(n_components=50, random_state=0).fit(X[:500], y[:500])
-    tracemalloc.start()
-    try:
-        clf.fit(X, y)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert clf.coef_.shape[0] == 435 and clf.score(X, y) > 0.5
-    assert peak < 0.25 * 435 * 6000 * 16
-
-
 def test_dcd_converged_when_the_final_check_meets_tol():
     """When the work runs out, the final check's gap decides ``converged``."""
     rng = np.random.default_rng(5)
