@@ -61,7 +61,8 @@ def nearest_kernel(kernel, X):
     A budget of B vectors spread over the data keeps each about as far from its nearest
     neighbour as B rows drawn at random, and the best merge of two vectors of equal
     coefficients loses this share of their squared norm (4 wd / (2 + 2 kappa), with
-    :mod:`fastsvm.merge`'s wd per unit (alpha_a + alpha_b)^2): 0.1 % at kappa = 0.9, 1.6 % at 0.7, 5.7 % at 0.5, 16 % at 0.3, 35 % at
+    :mod:`fastsvm.merge`'s wd per unit (alpha_a + alpha_b)^2): 0.1 % at kappa = 0.9,
+    1.6 % at 0.7, 5.7 % at 0.5, 16 % at 0.3, 35 % at
     exp(-2) and half as kappa -> 0."""
     n = X.shape[0]
     if kernel.name != "rbf" or n < 2:

@@ -353,21 +353,22 @@ class MarginSGDSVC(BaseSVC):
                          else self.tune_size))
         shuffled = rng.permutation(n) if size < n else None
         sampling = self._sampling(n)
+        rounds = halving_rounds(n, size, len(candidates))
         draws = sum(k * (rows if sampling == "replacement" else rows - self._n_held(rows))
-                    for rows, k in halving_rounds(n, size, len(candidates)))
+                    for rows, k in rounds)
         with tqdm(total=draws, disable=not self.verbose, unit="draw", unit_scale=True,
                   desc="MarginSGDSVC", leave=False) as bar:
-            while True:     # successive halving: keep the best third, double the rows
+            for size, kept in rounds:   # successive halving: keep the best third
+                candidates = candidates[:kept]
                 pool = (np.arange(n, dtype=np.int64) if size == n
                         else np.sort(shuffled[:size]).astype(np.int64))
                 scores, best = self._passes(problem, data, pool, candidates, sampling, rng,
                                             bar)
-                if size == n:
-                    break
-                tuning += scores
-                ranking = np.argsort([-r["validation_accuracy"] for r in scores], kind="stable")
-                candidates = [candidates[k] for k in ranking[:-(-len(candidates) // 3)]]
-                size = n if len(candidates) == 1 else min(n, 2 * size)
+                if size < n:
+                    tuning += scores
+                    ranking = np.argsort([-r["validation_accuracy"] for r in scores],
+                                         kind="stable")
+                    candidates = [candidates[k] for k in ranking]
         accuracy, kernel, M, model, offsets, n_val = best
         by_row = np.argsort(model.support)
         support = model.support[by_row]
