@@ -10,8 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from fastsvm import MarginSGDSVC, _options
 from fastsvm.datasets import load_dataset
 from fastsvm.kernels import Kernel, row_sq_norms
-from fastsvm.margin_sgd.solver import (accuracy_offset, draw_order, expansion, pass_rows,
-                                       run_pass)
+from fastsvm.margin_sgd.solver import (accuracy_offset, draw_order, expansion, first_copies,
+                                       pass_rows, run_pass)
 
 from . import naive
 
@@ -202,6 +202,80 @@ def test_expansion_matches_kernel_sum(monkeypatch, sparse, dense_from):
     got = expansion(X, row_sq_norms(X), rows, result.svt, result.sv_sq, result.support, dual,
                     Kernel("rbf", 0.3))
     assert_allclose(got, np.column_stack([want, -2.0 * want]), rtol=1e-10, atol=1e-12)
+
+
+def _with_copies(sparse, seed=0):
+    """Rows of ``_problem`` drawn with repeats (some copies with the other label), and the
+    first row equal to each, by brute force."""
+    X, y = _problem(n=40, seed=seed, sparse=sparse)
+    pick = np.random.default_rng(seed).integers(0, 40, size=300)
+    y = y[pick]
+    y[::37] *= -1.0
+    X = X[pick]
+    dense = X.toarray() if sparse else X
+    return X, y, np.array([np.flatnonzero(np.all(dense == row, axis=1))[0] for row in dense])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_first_copies_name_the_first_equal_row(sparse):
+    X, _, first = _with_copies(sparse)
+    assert_array_equal(first_copies(X), first)
+    assert_array_equal(first_copies(X[:1]), [0])
+    distinct = np.random.default_rng(1).normal(size=(50, 3))
+    assert_array_equal(first_copies(distinct), np.arange(50))
+
+
+@pytest.mark.parametrize("update", ["squared-hinge", "constant"])
+@pytest.mark.parametrize("sparse, dense_from", [(False, 0.05), (True, 0.0), (True, 1.01)])
+def test_copies_of_a_row_are_one_support_vector(monkeypatch, update, sparse, dense_from):
+    """Joined copies give every decision of the oracle's pass, which stores them apart: each
+    row's coefficient is the sum of its copies' y alpha, each row is stored once, and a row
+    whose copies cancel is not stored."""
+    monkeypatch.setattr(_options, "MARGIN_SGD_BLOCK", 16)
+    monkeypatch.setattr(_options, "MARGIN_SGD_DENSE_FROM", dense_from)
+    X, y, first = _with_copies(sparse)
+    order = draw_order(np.arange(len(y)), "permutation", np.random.default_rng(1))
+    result = run_pass(X, row_sq_norms(X), y[None], np.ones(len(y)), Kernel("rbf", 0.3), 0.9,
+                      1.0, update, order, copies=first_copies(X))
+    alpha = naive.margin_sgd_pass(X, y, order, 0.3, 0.9, update, C=1.0)
+    want = np.bincount(first, weights=y * alpha, minlength=len(y))
+    got = np.zeros(len(y))
+    got[first[result.support]] = result.dual[0]
+    assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert len(np.unique(first[result.support])) == len(result.support) <= 40
+    assert np.all(result.dual[0] != 0)
+    assert np.count_nonzero(alpha) > 60             # the oracle stores many more
+    assert np.any(np.abs(want) > 1.0)               # a joined coefficient can exceed C
+
+
+def test_copies_whose_coefficients_cancel_are_dropped():
+    X, y = np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]]), np.array([1.0, -1.0, 1.0])
+    order = np.arange(3, dtype=np.int64)
+    kept = run_pass(X, row_sq_norms(X), y[None], np.ones(3), Kernel("rbf", 0.3), 5.0, 1.0,
+                    "constant", order)
+    joined = run_pass(X, row_sq_norms(X), y[None], np.ones(3), Kernel("rbf", 0.3), 5.0, 1.0,
+                      "constant", order, copies=first_copies(X))
+    assert_array_equal(kept.dual, [[1.0, -1.0, 1.0]])
+    assert_array_equal(joined.support, [2])
+    assert_array_equal(joined.dual, [[1.0]])
+    assert joined.svt.shape == (2, 1) and joined.n_visited == 3
+
+
+def test_estimator_joins_copies_into_the_same_decision_function(monkeypatch):
+    """On 10 distinct rows repeated 400 times the model has at most 10 support vectors
+    (3,000 before copies were joined) and the decision function of the unjoined pass."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 4))[rng.integers(0, 10, size=4000)]
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    joined = MarginSGDSVC(random_state=0).fit(X, y)
+    assert len(joined.support_) <= 10
+    assert len(np.unique(joined.support_vectors_, axis=0)) == len(joined.support_)
+    from fastsvm.margin_sgd import estimator
+    monkeypatch.setattr(estimator, "first_copies", lambda X: None)
+    apart = MarginSGDSVC(random_state=0).fit(X, y)
+    assert len(apart.support_) > 100
+    assert_allclose(joined.decision_function(X), apart.decision_function(X), rtol=1e-9,
+                    atol=1e-9)
 
 
 # ---------------------------------------------------------------- the estimator

@@ -89,3 +89,59 @@ def expansion_from_dots(dots, x_sq, sv_sq, dual, code, gamma, degree, coef0, out
             for j in range(n_sv):
                 s += dual[o, j] * kvals[j]
             out[r, o] = s
+
+
+@njit(**JIT_OPTIONS)
+def dense_first_copies(X, weights, first):
+    """first[i] = the smallest j with row j of X equal to row i (``first`` holds 0..n-1 on
+    entry).  Rows are grouped by the hash <x_i, weights> and equal hashes checked
+    entry by entry, so a hash collision only leaves a copy unjoined."""
+    n, d = X.shape
+    hashes = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            s += X[i, j] * weights[j]
+        hashes[i] = s
+    order = np.argsort(hashes, kind="mergesort")     # stable: a group's first row leads
+    lead = order[0]
+    for k in range(1, n):
+        i = order[k]
+        same = hashes[i] == hashes[lead]
+        if same:
+            for j in range(d):
+                if X[i, j] != X[lead, j]:
+                    same = False
+                    break
+        if same:
+            first[i] = lead
+        else:
+            lead = i
+
+
+@njit(**JIT_OPTIONS)
+def csr_first_copies(indptr, indices, data, weights, first):
+    """:func:`dense_first_copies` for canonical CSR rows (sorted indices, no repeats)."""
+    n = len(indptr) - 1
+    hashes = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * weights[indices[p]]
+        hashes[i] = s
+    order = np.argsort(hashes, kind="mergesort")
+    lead = order[0]
+    for k in range(1, n):
+        i = order[k]
+        size = indptr[i + 1] - indptr[i]
+        same = hashes[i] == hashes[lead] and size == indptr[lead + 1] - indptr[lead]
+        if same:
+            for p in range(size):
+                a, b = indptr[i] + p, indptr[lead] + p
+                if indices[a] != indices[b] or data[a] != data[b]:
+                    same = False
+                    break
+        if same:
+            first[i] = lead
+        else:
+            lead = i

@@ -13,7 +13,8 @@ from tqdm.auto import tqdm
 from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
-from .solver import UPDATES, accuracy_offset, draw_order, expansion, pass_rows, run_pass
+from .solver import (UPDATES, accuracy_offset, draw_order, expansion, first_copies, pass_rows,
+                     run_pass)
 
 #: M values tried by ``M='auto'``.  With the squared-hinge rule only M in [0, 1]
 #: matters (alpha = max(0, 1 - m) is 0 for every m >= 1, and M < 0 keeps nothing).
@@ -279,7 +280,11 @@ class MarginSGDSVC(BaseSVC):
     M_ : float
         The kernel width (None for kernels without one) and margin of the model.
     support_ : ndarray of shape (n_SV,)
-        Training indices of the support vectors of all binary models.
+        Training indices of the support vectors of all binary models.  Equal
+        rows are one support vector (the copy visited first), whose
+        coefficient sums theirs (see
+        :func:`~fastsvm.margin_sgd.solver.run_pass`), so the model never
+        holds more vectors than distinct rows.
     support_vectors_ : ndarray of shape (n_SV, n_features_in_)
         (the rows as given for a callable kernel, empty for 'precomputed')
     dual_coef_ : ndarray of shape (n_models, n_SV)
@@ -344,9 +349,11 @@ class MarginSGDSVC(BaseSVC):
         started = time.perf_counter()
         rng = check_random_state(self.random_state)
         candidates = self._candidates(problem.kernel)
-        data = (problem.gram() if problem.kernel.on_gram else pass_rows(problem.X),
-                np.zeros(problem.n_samples) if problem.kernel.on_gram
-                else row_sq_norms(problem.X))
+        if problem.kernel.on_gram:
+            data = (problem.gram(), np.zeros(problem.n_samples), None)
+        else:
+            X = pass_rows(problem.X)
+            data = (X, row_sq_norms(problem.X), first_copies(X))
         n, tuning = problem.n_samples, []
         size = (n if self.tune_size is None or len(candidates) == 1
                 else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
@@ -407,7 +414,7 @@ class MarginSGDSVC(BaseSVC):
         offsets, number of validation rows); ties (within ``VALIDATION_TIE``) go to
         the candidate listed first.
         """
-        X, X_sq = data
+        X, X_sq, copies = data
         cap = np.inf if self.C is None else float(self.C)
         rows, held = self._split(pool, problem.y, sampling, rng)
         targets, weight, y_enc = np.vstack(problem.targets), problem.step_weights, problem.y
@@ -417,7 +424,7 @@ class MarginSGDSVC(BaseSVC):
                                np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
             # the binary problems share the draws, so they share the out-of-bag rows
             model = run_pass(X, X_sq, targets, weight, kernel, M, cap, self.update, order,
-                             bar)
+                             bar, copies)
             val = np.setdiff1d(rows, order) if held is None else held
             decision = expansion(X, X_sq, val, model.svt, model.sv_sq, model.support,
                                  model.dual, kernel)
