@@ -36,6 +36,7 @@ weights the step weights are exactly 1, so the unweighted algorithm is
 reproduced bit for bit.
 """
 
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -46,7 +47,6 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (_check_sample_weight, _num_samples, check_consistent_length,
                                       check_is_fitted, column_or_1d, validate_data)
@@ -145,6 +145,32 @@ def callable_kernel_input(X):
     if not hasattr(X, "shape") and not hasattr(X, "__len__") and hasattr(X, "__array__"):
         return np.asarray(X)
     return X
+
+
+def progress_bar(verbose, total, unit, desc):
+    """A tqdm progress bar of ``total`` units (None: a count without a total), shown when
+    ``verbose`` and the process has a standard error to draw it on (a process started
+    with it closed has ``sys.stderr`` None, where tqdm's first write would raise)."""
+    return tqdm(total=total, disable=not verbose or sys.stderr is None, unit=unit,
+                unit_scale=True, desc=desc, leave=False)
+
+
+def dict_class_weight(class_weight, classes):
+    """The weight of each class (float64, in the order of ``classes``) from a class_weight
+    dict, looked up by the classes themselves: 1 for a class without a key.
+
+    scikit-learn's ``compute_class_weight`` looks up int(c) wherever a class
+    converts to an integer, so text classes such as '1' (the command line's
+    classes where a label is fractional, 2.5) never found their keys.  As
+    there, keys that are not classes are an error unless every class has a
+    weight.
+    """
+    labels = classes.tolist()
+    unknown = [key for key in class_weight if key not in set(labels)]
+    if unknown and any(c not in class_weight for c in labels):
+        raise ValueError(f"class_weight has keys that are not classes: {unknown!r} (the "
+                         f"classes are {labels!r})")
+    return np.array([float(class_weight.get(c, 1.0)) for c in labels])
 
 
 def check_class_totals(totals, classes):
@@ -517,8 +543,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                 # new in 1.7), n / (n_classes * bincount(y)) for unit weights
                 per_class = weights.sum() / (len(classes) * totals)
             else:
-                per_class = np.asarray(compute_class_weight(self.class_weight, classes=classes,
-                                                            y=y), dtype=np.float64)
+                per_class = dict_class_weight(self.class_weight, classes)
             if not np.all(np.isfinite(per_class) & (per_class >= 0)):
                 raise ValueError(f"class_weight must be finite and >= 0; got "
                                  f"{dict(zip(classes.tolist(), per_class.tolist()))}")
@@ -535,11 +560,16 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         return weights
 
     def _check_parameters(self):
-        """Finite numeric parameters and a kernel the method supports (clear errors)."""
+        """Finite numeric parameters, integers that fit the compiled kernels' 64 bits, and a
+        kernel the method supports (clear errors)."""
         for name, value in self.get_params(deep=False).items():
             if (isinstance(value, Real) and not isinstance(value, (bool, Integral))
                     and not np.isfinite(value)):
                 raise ValueError(f"{name} must be finite; got {value!r}")
+            if (isinstance(value, Integral) and not isinstance(value, bool)
+                    and not -2**63 <= value < 2**63):
+                raise ValueError(f"{name} must be a 64-bit integer (below 2**63 in size); "
+                                 f"got {value}")
         kernel = self._kernel_param()
         name = "callable" if callable(kernel) else kernel
         if name not in self._kernels:
@@ -578,8 +608,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         kernels release the GIL.  ``bar`` is a shared tqdm progress bar of ``total`` units
         (None for solvers that stop on a tolerance: a count and a rate, since their cap
         would show a fit that ends at 1 % of it)."""
-        with tqdm(total=total, disable=not self.verbose, unit=unit, unit_scale=True,
-                  desc=type(self).__name__, leave=False) as bar:
+        with progress_bar(self.verbose, total, unit, type(self).__name__) as bar:
             return Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(solve)(item, bar) for item in items)
 
@@ -604,8 +633,8 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         # block's values fill a quarter of PREDICT_CHUNK_BYTES, since scoring them takes
         # a few arrays of their size
         step = max(1, _options.PREDICT_CHUNK_BYTES // (32 * n_models))
-        with tqdm(total=n, disable=not self.verbose or n <= step, unit="row", unit_scale=True,
-                  desc=f"{type(self).__name__} decision values", leave=False) as bar:
+        with progress_bar(self.verbose and n > step, n, "row",
+                          f"{type(self).__name__} decision values") as bar:
             for start in range(0, n, step):
                 rows = slice(start, min(n, start + step))
                 decision = self._decision(X if n <= step else _take(X, rows))

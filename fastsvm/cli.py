@@ -33,6 +33,7 @@ error (from argparse).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -75,6 +76,51 @@ OWN_OPTIONS = {"nystrom_solver": ("nystrom", "solver"), "huber_solver": ("huber"
 
 class CLIError(Exception):
     """An error reported to the user as ``fastsvm: error: <message>``."""
+
+
+class _ReportStream:
+    """Standard output for reports (the command's lines and the estimators' verbose
+    ones): when its reader goes away (``fastsvm train ... | head -1``) or it is closed,
+    the lines are dropped and the work goes on, so a trained model is still saved.
+    ``raw`` is the stream itself (None: closed), where predictions are written, for
+    which a reader that went away is an error."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self._open = raw is not None
+
+    def write(self, text):
+        if self._open:
+            try:
+                self.raw.write(text)
+            except BrokenPipeError:
+                self._open = _silence(self.raw)
+        return len(text)
+
+    def flush(self):
+        if self._open:
+            try:
+                self.raw.flush()
+            except BrokenPipeError:
+                self._open = _silence(self.raw)
+
+
+def _silence(stream):
+    """Point ``stream``'s file descriptor at the null device, so that Python does not
+    complain when it flushes the stream at exit; returns False (the stream is closed)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return False
+
+
+def _tell(text):
+    """One line on standard error, if the process has one."""
+    if sys.stderr is not None:
+        print(text, file=sys.stderr)
 
 
 # --------------------------------------------------------------------------
@@ -226,6 +272,10 @@ def _build_parser():
     train.add_argument("--zero-based", action="store_true",
                        help="feature indices of the data file start at 0 (LIBSVM's start at 1; "
                        "index 0 is otherwise an error, never guessed)")
+    train.add_argument("--n-features", type=int, metavar="N",
+                       help="the model's number of features, when files to predict may use "
+                       "features the training file does not (default: the training file's "
+                       "largest feature index)")
     train.add_argument("-q", "--quiet", action="store_true", help="quiet mode: no progress and no report")
     train.set_defaults(func=_train)
 
@@ -385,10 +435,18 @@ def _read_data(path, n_features=None, zero_based=False):
     return X, y
 
 
-def _check_writable(path):
-    """Fail early when ``path`` cannot be written (its directory is missing...)."""
+def _check_writable(path, inputs, model=False):
+    """Fail early when ``path`` cannot be written (its directory is missing...), would
+    overwrite one of the ``inputs`` files, or, for a ``model`` file (which replaces what
+    is there), names a device or FIFO."""
     if os.path.isdir(path):
         raise CLIError(f"{path}: is a directory")
+    for other in inputs:
+        if os.path.exists(path) and os.path.exists(other) and os.path.samefile(path, other):
+            raise CLIError(f"{path}: is the input file {other}; give another output file")
+    if model and os.path.exists(path) and not os.path.isfile(path):
+        raise CLIError(f"{path}: is not a regular file (a device or FIFO), which saving a "
+                       "model would replace")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise CLIError(f"{path}: directory {directory} does not exist")
@@ -430,9 +488,11 @@ def _train(args, out):
 
     clf = _estimator(args)
     model_file = args.model_file or os.path.basename(args.data_file) + ".model.npz"
-    _check_writable(model_file)  # before training, not after
+    _check_writable(model_file, [args.data_file], model=True)  # before training, not after
 
-    X, y = _read_data(args.data_file, zero_based=args.zero_based)
+    if args.n_features is not None and args.n_features < 1:
+        raise CLIError(f"--n-features must be at least 1, got {args.n_features}")
+    X, y = _read_data(args.data_file, n_features=args.n_features, zero_based=args.zero_based)
     y = _training_labels(y)
     classes = np.unique(y)
     if len(classes) < 2:
@@ -484,16 +544,24 @@ def _predict(args, out):
     if args.output_file == "-":
         args.output_file = None
     if args.output_file is not None:
-        _check_writable(args.output_file)
+        _check_writable(args.output_file, [args.data_file, args.model_file])
+    elif out.raw is None:
+        raise CLIError("standard output is closed: give an output file for the predictions")
     model = load_model(args.model_file)
+    if any("\n" in label or "\r" in label for label in map(format_label, model.classes_)):
+        raise CLIError(f"{args.model_file}: a class label holds a line break, so the "
+                       "predictions cannot be written one per line (predict from Python)")
     n_model = int(model.n_features_in_)
 
     X, y = _read_data(args.data_file, zero_based=args.zero_based)
     if X.shape[1] > n_model:
-        raise CLIError(
-            f"{args.data_file}: the data has {X.shape[1]} features but the model "
-            f"{args.model_file} was trained on {n_model}"
-        )
+        extra = X[:, n_model:]
+        if np.any(extra.data if hasattr(extra, "nnz") else extra):
+            raise CLIError(
+                f"{args.data_file}: the data has values in features beyond the {n_model} "
+                f"that the model {args.model_file} was trained on ({X.shape[1]} features); "
+                f"train with --n-features {X.shape[1]} or more to predict it")
+        X = X[:, :n_model]      # explicit zeros there: the same rows
     if X.shape[1] < n_model:
         # LIBSVM files omit trailing zero features: widen the matrix.
         import scipy.sparse as sp
@@ -510,15 +578,15 @@ def _predict(args, out):
     pred = model.predict(X)
     text = "".join(format_label(p) + "\n" for p in pred)
     if args.output_file is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        out.raw.write(text)
+        out.raw.flush()
         report = sys.stderr
     else:
         with open(args.output_file, "w", encoding="utf-8") as fh:
             fh.write(text)
         report = out
 
-    if not args.quiet:
+    if not args.quiet and report is not None:     # None: standard error is closed
         acc = _accuracy(pred, y)
         if acc is None:
             print("Accuracy: not computed (the model's labels are not numbers)", file=report)
@@ -534,7 +602,7 @@ def _predict(args, out):
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
+    _tell(f"{PROG}: warning: {message}")
 
 
 def main(argv=None):
@@ -559,27 +627,24 @@ def main(argv=None):
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
 
-    with warnings.catch_warnings():
+    out = _ReportStream(sys.stdout)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
         warnings.showwarning = _show_warning
         try:
-            return args.func(args, sys.stdout)
+            return args.func(args, out)
         except KeyboardInterrupt:
-            print(f"{PROG}: interrupted", file=sys.stderr)
+            _tell(f"{PROG}: interrupted")
             return 130
         except BrokenPipeError:
-            # The reader of standard output went away (e.g. `fastsvm predict ... | head`):
-            # stop quietly, and keep Python from complaining when it flushes stdout at exit.
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError, AttributeError):
-                pass
+            # The reader of the predictions went away (`fastsvm predict ... | head`): stop
+            # quietly, with the status of an incomplete output.
+            _silence(out.raw)
             return 1
         except (CLIError, OSError, ValueError, MemoryError) as exc:
             # ValueError covers corrupt data files (DataFormatError), corrupt model
             # files (ModelFormatError) and invalid estimator parameters.
-            sys.stdout.flush()
-            print(f"{PROG}: error: {_describe(exc)}", file=sys.stderr)
+            out.flush()
+            _tell(f"{PROG}: error: {_describe(exc)}")
             return 1
 
 

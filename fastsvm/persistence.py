@@ -199,6 +199,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 import warnings
 import zipfile
@@ -393,6 +394,10 @@ def _check_classes(classes, fail):
         fail("classes_ contains non-finite values")
     if np.unique(classes).shape[0] != classes.shape[0]:
         fail("classes_ contains duplicate labels")
+    if not np.array_equal(np.unique(classes), classes):
+        # the binary models score classes_[1] against classes_[0] (or each class in turn)
+        # in this order: a file with another would swap every prediction
+        fail("classes_ must be sorted, as np.unique gives them")
     return classes
 
 
@@ -712,14 +717,29 @@ def save_model(estimator, path):
 
 
 def _write_atomically(path, entries):
-    """``np.savez_compressed`` into a temporary file, renamed over ``path`` when complete."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    """``np.savez_compressed`` into a temporary file, renamed over ``path`` when complete.
+
+    A symbolic link is written through (the file it names is replaced, the link
+    stays), an existing file keeps its permissions, and a path that names
+    something other than a regular file (a FIFO, a device such as /dev/null) is
+    refused rather than replaced by a file.
+    """
+    path = os.path.realpath(os.fspath(path))
+    directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, f"cannot save the model: no directory {directory}", path)
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "cannot save the model: the path is a directory",
                                 path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise OSError(errno.EINVAL, "cannot save the model: the path is not a regular file "
+                                    "(a device or FIFO)", path)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask       # a new file's usual permissions
     try:
         fd, tmp = tempfile.mkstemp(prefix=".fastsvm-", suffix=".tmp", dir=directory)
     except OSError as exc:  # name the target, not the temporary file that was not made
@@ -728,6 +748,7 @@ def _write_atomically(path, entries):
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez_compressed(fh, **entries)
+        os.chmod(tmp, mode)         # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -735,12 +756,6 @@ def _write_atomically(path, entries):
         except OSError:
             pass
         raise
-    try:  # mkstemp creates the file 0600; give it the usual permissions
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(path, 0o666 & ~umask)
-    except OSError:  # pragma: no cover
-        pass
 
 
 def _contains(value, marker):

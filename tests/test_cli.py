@@ -462,3 +462,126 @@ def test_predict_with_a_precomputed_kernel_model(dataset, tmp_path):
                  str(out_path)]) == 0
     np.testing.assert_array_equal(np.array(out_path.read_text().split(), dtype=int),
                                   clf.predict(K[:50]))
+
+
+# --------------------------------------------------------------------------
+# Output streams, output paths and odd labels
+# --------------------------------------------------------------------------
+
+
+class _GoneReader:
+    """Standard output whose reader went away (``fastsvm train ... | head -1``)."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    flush = write
+
+    def fileno(self):
+        raise ValueError("no file descriptor")
+
+
+@pytest.mark.parametrize("stdout", [_GoneReader(), None])
+def test_train_saves_its_model_whatever_becomes_of_its_report(train_file, tmp_path,
+                                                              monkeypatch, stdout):
+    """A report nobody reads (a broken pipe, a closed stdout) is dropped; the model is
+    saved, with status 0 (before, the broken pipe stopped the command before saving)."""
+    monkeypatch.setattr(sys, "stdout", stdout)
+    model = tmp_path / "m.npz"
+    assert main(["train", "-B", "20", str(train_file), str(model)]) == 0
+    assert load_model(model).n_features_in_ == 5
+
+
+def test_closed_standard_error_and_output(train_file, trained, tmp_path, monkeypatch, capsys):
+    """With standard error closed (sys.stderr None) the progress bars are not drawn (tqdm
+    raised AttributeError); with standard output closed, predictions need a file."""
+    monkeypatch.setattr(sys, "stderr", None)
+    model = tmp_path / "m.npz"
+    assert main(["train", "-B", "20", str(train_file), str(model)]) == 0
+    assert "Model saved" in capsys.readouterr().out
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(["predict", str(train_file), str(model)]) == 1
+    assert "standard output is closed" in capsys.readouterr().err
+    assert main(["predict", "-q", str(train_file), str(model), str(tmp_path / "o.txt")]) == 0
+    assert len((tmp_path / "o.txt").read_text().splitlines()) == 300
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or not hasattr(os, "mkfifo"),
+                    reason="needs symbolic links and FIFOs")
+def test_model_paths_that_are_links_fifos_or_inputs(train_file, trained, tmp_path, capsys):
+    """A link is written through and an existing file keeps its permissions; a FIFO (or
+    device) and the input files are refused before any work."""
+    real = tmp_path / "real.npz"
+    real.write_bytes(b"old")
+    os.chmod(real, 0o600)
+    link = tmp_path / "link.npz"
+    link.symlink_to(real)
+    assert main(["train", "-q", "-B", "20", str(train_file), str(link)]) == 0
+    assert link.is_symlink() and load_model(real).n_features_in_ == 5
+    assert oct(real.stat().st_mode & 0o777) == oct(0o600)
+    fifo = tmp_path / "fifo.npz"
+    os.mkfifo(fifo)
+    assert main(["train", "-q", str(train_file), str(fifo)]) == 1
+    assert "not a regular file" in _error_line(capsys)[1]
+    assert main(["train", "-q", str(train_file), str(train_file)]) == 1
+    assert "is the input file" in _error_line(capsys)[1]
+    data = train_file.read_bytes()
+    assert main(["predict", "-q", str(train_file), str(trained), str(train_file)]) == 1
+    assert "is the input file" in _error_line(capsys)[1]
+    assert train_file.read_bytes() == data
+
+
+def test_n_features_lets_a_model_predict_wider_files(dataset, train_file, tmp_path, capsys):
+    """Features beyond the training file's are an error unless they hold only zeros;
+    --n-features gives the model room for them (a model of a9a's first rows, which use
+    121 of 123 features, could not predict a9a.t)."""
+    X, y = dataset
+    zeros, wide = tmp_path / "zeros.svm", tmp_path / "wide.svm"
+    with open(zeros, "w") as fh:                  # explicit zeros in a 9th feature
+        fh.writelines(f"{t} 1:{a} 9:0\n" for t, a in zip(y, X[:, 0]))
+    dump_svmlight_file(np.hstack([X, np.ones((len(X), 2))]), y, str(wide), zero_based=False)
+    model = tmp_path / "m.npz"
+    assert main(["train", "-q", "-B", "20", str(train_file), str(model)]) == 0
+    assert main(["predict", "-q", str(zeros), str(model), str(tmp_path / "o.txt")]) == 0
+    assert main(["predict", "-q", str(wide), str(model), str(tmp_path / "o.txt")]) == 1
+    assert "--n-features 7" in _error_line(capsys)[1]
+    assert main(["train", "-q", "-B", "20", "--n-features", "7", str(train_file), str(model)]) == 0
+    assert load_model(model).n_features_in_ == 7
+    assert main(["predict", "-q", str(wide), str(model), str(tmp_path / "o.txt")]) == 0
+    assert main(["train", "-q", "--n-features", "3", str(train_file), str(model)]) == 1
+    assert "beyond n_features=3" in _error_line(capsys)[1]
+
+
+def test_weights_of_integral_labels_beside_fractional_ones(dataset, tmp_path, capsys):
+    """Labels 1 and 2.5 make text classes '1' and '2.5'; -w1 weighs class '1' (it raised
+    "The classes, ['1', '2.5'], are not in class_weight")."""
+    X, y = dataset
+    data = tmp_path / "mixed.svm"
+    dump_svmlight_file(X, np.where(y == 1, 1.0, 2.5), str(data), zero_based=False)
+    plain, weighted = tmp_path / "plain.npz", tmp_path / "w.npz"
+    assert main(["train", "-q", "--solver", "huber", str(data), str(plain)]) == 0
+    assert main(["train", "-q", "--solver", "huber", "-w1", "20", str(data), str(weighted)]) == 0
+    assert load_model(weighted).class_weight == {"1": 20.0}
+    scores = [load_model(p).decision_function(X)[y == 1].mean() for p in (plain, weighted)]
+    assert scores[1] < scores[0] - 0.05         # towards class '1' = classes_[0]
+
+
+def test_labels_with_line_breaks_cannot_be_written_one_per_line(dataset, tmp_path, capsys):
+    from fastsvm import HuberSVC
+    from fastsvm.persistence import save_model
+
+    X, y = dataset
+    model = tmp_path / "m.npz"
+    save_model(HuberSVC().fit(X, np.where(y == 1, "yes\nno", "no")), model)
+    data = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=False)
+    assert main(["predict", str(data), str(model), str(tmp_path / "o.txt")]) == 1
+    assert "line break" in _error_line(capsys)[1]
+
+
+def test_integer_options_beyond_64_bits_are_clear_errors(train_file, tmp_path, capsys):
+    for option in (["-B", str(10**20)], ["-e", str(10**20)],
+                   ["--solver", "pegasos", "--max-iter", str(10**20)]):
+        assert main(["train", "-q", *option, str(train_file), str(tmp_path / "m.npz")]) == 1
+        assert "64-bit integer" in _error_line(capsys)[1]

@@ -433,6 +433,8 @@ MALFORMED = {
     "object-dtype": ("need pickle", lambda raw: _replace(
         raw, "classes_", _npy(np.array([0, "one"], dtype=object)))),
     "structured-dtype": ("classes_ must be a 1-d array", _structured),
+    "classes-unsorted": ("classes_ must be sorted", lambda raw: _replace(
+        raw, "classes_", _npy(_entry(raw, "classes_")[::-1].copy()))),
     "complex-dtype": ("dual_coef_ must be a 2-d real array", lambda raw: _replace(
         raw, "dual_coef_", _npy(_entry(raw, "dual_coef_").astype(complex)))),
     "string-dtype": ("intercept_ must be a 1-d real array", lambda raw: _replace(

@@ -296,7 +296,7 @@ def test_bad_sample_weights_are_clear_errors(name, weights, match):
 
 @pytest.mark.parametrize("name", sorted(FAST))
 @pytest.mark.parametrize("class_weight, match", [
-    ({0: 0.5}, r"classes, \[1, 2\], are not in class_weight"),    # test_wrong_class_weight_label
+    ({0: 0.5}, r"keys that are not classes: \[0\]"),    # test_wrong_class_weight_label
     ({1: -1.0, 2: 1.0}, "class_weight must be finite and >= 0"),
     ({1: np.nan, 2: 1.0}, "class_weight must be finite and >= 0"),
     ({1: 0.0, 2: 1.0}, "every sample of class 1 has weight 0"),
@@ -305,6 +305,19 @@ def test_bad_sample_weights_are_clear_errors(name, weights, match):
 def test_bad_class_weights_are_clear_errors(name, class_weight, match):
     with pytest.raises(ValueError, match=match):
         make(name, class_weight=class_weight).fit(X_TOY, Y_TOY)
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_class_weight_keys_are_the_classes_themselves(name):
+    """Text classes that read as integers ('1') find their keys: scikit-learn's
+    compute_class_weight looks up int('1') and raised "The classes, ['1', '2.5'], are not
+    in class_weight" (the command line makes such classes where a label is fractional)."""
+    text = np.where(Y_TOY == 1, "1", "2.5")
+    weighted = make(name, class_weight={"1": 3.0}).fit(X_TOY, text)
+    by_rows = make(name).fit(X_TOY, text, sample_weight=np.where(text == "1", 3.0, 1.0))
+    assert_allclose(weighted.decision_function(X_TOY), by_rows.decision_function(X_TOY))
+    with pytest.raises(ValueError, match=r"keys that are not classes: \[1\]"):
+        make(name, class_weight={1: 3.0}).fit(X_TOY, text)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -34,6 +34,14 @@ AUTO_SPREAD_KAPPA = 0.5
 AUTO_SPREAD_FACTOR = 4
 
 
+def check_steps(epochs, n):
+    """A clear error where ``epochs`` passes over n rows are more SGD steps than the
+    compiled kernels' 64-bit step counts hold."""
+    if epochs * n >= 2**63:
+        raise ValueError(f"epochs={epochs} over {n} rows is {epochs * n} SGD steps, more than "
+                         "a 64-bit step count holds")
+
+
 def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True, spread=False):
     """The support vectors that one budget holds in a fit on ``n_classes`` classes:
     ``budget``, or for 'auto' round(b sqrt(q)) (at least 2), b = AUTO_BUDGET, or
@@ -496,6 +504,7 @@ class BudgetSVC(BaseSVC):
     # ------------------------------------------------------------------ fit
     def _fit(self, problem):
         """``epochs`` passes of budgeted SGD over the problem, from an empty model."""
+        check_steps(self.epochs, problem.n_samples)
         streams, pairs = self._start(problem), self._pairs(problem)
         for stream, rows in zip(streams, self._stream_rows(problem, pairs)):
             stream.see(problem.weights[rows], self.C)

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._packed import PackedData
-from ..base import check_class_totals, check_kernel_range
+from ..base import check_class_totals, check_kernel_range, dict_class_weight
 from ..kernels import Kernel, uses_gamma
 from ..multiclass import labels_from_decision
 from ._data import _is_dask, class_counts, label_classes, map_rows, row_blocks
@@ -194,7 +194,7 @@ def has_positive_weight(local, X, y, weight, classes):
     sample = _check_sample_weight(weight, X, dtype=np.float64, ensure_non_negative=True)
     if local.class_weight is None:
         return bool(np.any(sample > 0))
-    per_class = np.array([float(local.class_weight.get(c, 1.0)) for c in classes.tolist()])
+    per_class = dict_class_weight(local.class_weight, classes)
     labels = np.minimum(np.searchsorted(classes, np.asarray(y)), len(classes) - 1)
     return bool(np.any(sample * per_class[labels] > 0))
 

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ..base import regularization, step_weights
-from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_stores,
+from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_steps, check_stores,
                               nearest_kernel, stack_support_vectors)
 from ..bsgd.solver import run_pass
 from ..merge import METHODS
@@ -132,6 +132,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             partitions = self._partitions(X, y, sample_weight, _Partition)
             client, parts, classes = partitions.client, partitions.parts, partitions.classes
             n, weight_sum, n_models = partitions.n, partitions.weight_sum, partitions.n_models
+            check_steps(self.epochs, n)
             kernel = self._global_kernel(partitions)
             stream = self._new_stream(kernel, self.n_features_in_, n_models)
             if self.budget == "auto":       # on the largest partition's rows, where they lie

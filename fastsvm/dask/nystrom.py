@@ -51,11 +51,10 @@ import dask.dataframe as dd
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
-from tqdm.auto import tqdm
 
 from .. import _options
-from ..base import (TrainingProblem, check_finite_output, objectives_text, random_seeds,
-                    regularization)
+from ..base import (TrainingProblem, check_finite_output, objectives_text, progress_bar,
+                    random_seeds, regularization)
 from ..kernels import _take
 from ..nystrom import _kernels
 from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
@@ -537,8 +536,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
             start = time.perf_counter()
             lam = regularization(self.C, partitions.weight_sum)
             max_passes = self._max_stages()
-            with tqdm(total=max_passes * n * n_models, disable=not self.verbose, unit="row",
-                      unit_scale=True, desc=type(self).__name__, leave=False) as bar:
+            with progress_bar(self.verbose, max_passes * n * n_models, "row",
+                              type(self).__name__) as bar:
                 def solve_one(item):
                     model, seed = item
                     return solve_dcd_travelling(client, embedded, sizes, model, r,

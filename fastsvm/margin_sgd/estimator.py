@@ -8,9 +8,8 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from tqdm.auto import tqdm
 
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC
+from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, progress_bar
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
 from .solver import (UPDATES, accuracy_offset, draw_order, expansion, first_copies, pass_rows,
@@ -363,8 +362,7 @@ class MarginSGDSVC(BaseSVC):
         rounds = halving_rounds(n, size, len(candidates))
         draws = sum(k * (rows if sampling == "replacement" else rows - self._n_held(rows))
                     for rows, k in rounds)
-        with tqdm(total=draws, disable=not self.verbose, unit="draw", unit_scale=True,
-                  desc="MarginSGDSVC", leave=False) as bar:
+        with progress_bar(self.verbose, draws, "draw", "MarginSGDSVC") as bar:
             for size, kept in rounds:   # successive halving: keep the best third
                 candidates = candidates[:kept]
                 pool = (np.arange(n, dtype=np.int64) if size == n

@@ -10,12 +10,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
-from tqdm.auto import tqdm
 
 from .. import _options
 from .._blas import one_blas_pool
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_finite_output,
-                    objectives_text, random_seeds, regularization, step_weights)
+                    objectives_text, progress_bar, random_seeds, regularization, step_weights)
 from ..kernels import KERNELS
 from ..multiclass import (MULTI_CLASS, Problems, n_binary_models, ovo_problems,
                           resolve_multi_class)
@@ -467,8 +466,7 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         try:
             start = time.perf_counter()
             sq_norms = np.empty(n)   # ||embedding(x_i)||^2, the approximated k(x_i, x_i)
-            with tqdm(total=n, disable=not self.verbose, unit="row", unit_scale=True,
-                      desc="NystromSVC embedding", leave=False) as bar:
+            with progress_bar(self.verbose, n, "row", "NystromSVC embedding") as bar:
                 for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar,
                                                              known=(idx, L)):
                     check_finite_output(rows, "embedding")
