@@ -92,11 +92,26 @@ def expansion_from_dots(dots, x_sq, sv_sq, dual, code, gamma, degree, coef0, out
 
 
 @njit(**JIT_OPTIONS)
-def dense_first_copies(X, weights, first):
+def _column_weight(j):
+    """A pseudo-random weight in [-0.5, 0.5) for column j (splitmix64's mixing of j), so
+    that row hashes need no array of n_features weights."""
+    z = np.uint64(j) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0) - 0.5
+
+
+@njit(**JIT_OPTIONS)
+def dense_first_copies(X, first):
     """first[i] = the smallest j with row j of X equal to row i (``first`` holds 0..n-1 on
-    entry).  Rows are grouped by the hash <x_i, weights> and equal hashes checked
-    entry by entry, so a hash collision only leaves a copy unjoined."""
+    entry).  Rows are grouped by the hash sum_j x_ij w_j (w_j from
+    :func:`_column_weight`) and equal hashes checked entry by entry, so a hash collision
+    only leaves a copy unjoined."""
     n, d = X.shape
+    weights = np.empty(d)
+    for j in range(d):
+        weights[j] = _column_weight(j)
     hashes = np.empty(n)
     for i in range(n):
         s = 0.0
@@ -120,14 +135,15 @@ def dense_first_copies(X, weights, first):
 
 
 @njit(**JIT_OPTIONS)
-def csr_first_copies(indptr, indices, data, weights, first):
-    """:func:`dense_first_copies` for canonical CSR rows (sorted indices, no repeats)."""
+def csr_first_copies(indptr, indices, data, first):
+    """:func:`dense_first_copies` for canonical CSR rows (sorted indices, no repeats), in
+    time and memory linear in the stored entries."""
     n = len(indptr) - 1
     hashes = np.empty(n)
     for i in range(n):
         s = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * weights[indices[p]]
+            s += data[p] * _column_weight(indices[p])
         hashes[i] = s
     order = np.argsort(hashes, kind="mergesort")
     lead = order[0]

@@ -107,11 +107,10 @@ def first_copies(X):
     n = X.shape[0]
     first = np.arange(n, dtype=np.int64)
     if n > 1:
-        weights = np.random.default_rng(0).standard_normal(X.shape[1])
         if sp.issparse(X):
-            K.csr_first_copies(X.indptr, X.indices, X.data, weights, first)
+            K.csr_first_copies(X.indptr, X.indices, X.data, first)
         else:
-            K.dense_first_copies(X, weights, first)
+            K.dense_first_copies(X, first)
     return first
 
 
