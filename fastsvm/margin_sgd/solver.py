@@ -30,6 +30,16 @@ def first_draws(order):
     return order[np.sort(first)]
 
 
+def out_of_bag(rows, order, copies=None):
+    """The rows of ``rows`` that validate a pass with replacement: never drawn in
+    ``order``, nor any copy of them (``copies`` from :func:`first_copies`; None: no
+    copies known), as a copy of a visited row validates nothing."""
+    val = np.setdiff1d(rows, order)
+    if copies is not None:
+        val = val[~np.isin(copies[val], copies[order])]
+    return val
+
+
 def accuracy_offset(f, y, weight=None):
     """Offset b that maximises the weighted accuracy of sign(f + b) on validation values f,
     labels y (+-1) and sample weights ``weight`` (default 1).
