@@ -271,7 +271,11 @@ def test_estimator_joins_copies_into_the_same_decision_function(monkeypatch):
     assert len(joined.support_) <= 10
     assert len(np.unique(joined.support_vectors_, axis=0)) == len(joined.support_)
     from fastsvm.margin_sgd import estimator
-    monkeypatch.setattr(estimator, "first_copies", lambda X: None)
+
+    def unjoined(*args):                # the same passes, copies stored apart
+        return run_pass(*args[:-1], copies=None)
+
+    monkeypatch.setattr(estimator, "run_pass", unjoined)
     apart = MarginSGDSVC(random_state=0).fit(X, y)
     assert len(apart.support_) > 100
     assert_allclose(joined.decision_function(X), apart.decision_function(X), rtol=1e-9,
@@ -576,7 +580,7 @@ def test_one_progress_bar_spans_every_halving_round(n, sampling, monkeypatch):
     bar per halving round, each from 0 %."""
     from sklearn.datasets import make_classification
 
-    monkeypatch.setattr("fastsvm.margin_sgd.estimator.tqdm", _Bar)
+    monkeypatch.setattr("fastsvm.base.tqdm", _Bar)
     _Bar.made = []
     X, y = make_classification(n, n_features=5, random_state=0)
     clf = MarginSGDSVC(sampling=sampling, verbose=1, random_state=0).fit(X, y)
