@@ -174,6 +174,16 @@ class HuberEvaluator:
             K.record_pruned(self.rule, 0)
         return loss, grad_b, n
 
+    def column_moments(self):
+        """sum_i s_i x_ij^2 of every feature j (float64): the scale of the features, which
+        :func:`huber_lbfgs` preconditions by."""
+        packed = self.packed
+        if packed.is_sparse:
+            rows = np.repeat(self.weight, np.diff(packed.indptr))
+            return np.bincount(packed.indices, weights=rows * np.square(packed.data, dtype=float),
+                               minlength=packed.n_features)
+        return self.weight @ np.square(packed.dense, dtype=float)
+
     def full(self, w, b, grad):
         """(loss sum, l'y sum) of every row, margins kept in ``self.margins``."""
         return K.full_evaluation(*self.packed.arrays, self.y, self.weight, w, b, self.h,
@@ -194,7 +204,8 @@ def solve_huber(packed, y, weight, lam, h, fit_intercept, solver, eta0, tol, max
 def huber_descent(evaluator, solver, n_features, lam, h, weight_sum, fit_intercept, eta0, tol,
                   max_iter, progress=None):
     """Minimise the Huber SVM's F(w, b) with the sums from ``evaluator`` (a
-    :class:`HuberEvaluator`, or anything with its ``evaluate``, ``full`` and ``dual_sums``) by
+    :class:`HuberEvaluator`, or anything with its ``evaluate``, ``full``, ``dual_sums`` and
+    ``column_moments``) by
     ``solver``, 'lbfgs' (:func:`huber_lbfgs`) or 'gd' (:func:`huber_gradient_descent`).
     Either way the result reports the relative duality gap and ||grad F|| at the returned
     model."""
@@ -285,32 +296,51 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
     The line search may try 100 steps (scipy's default is 20): L-BFGS's first step moves
     w by 1, so on features of 1e12 it must shrink by 1e-12, and with 20 trials it
     stopped at w = 0.
+
+    Preconditioned (Jacobi): L-BFGS runs on v with (w, b) = D v, D_j =
+    sqrt(mu / mu_j), mu_j = sum_i s_i x_ij^2 (``evaluator.column_moments()``;
+    the offset's column is all ones) and mu their median over the used
+    features (D_j = 1 for unused ones, which never move from 0).  F's
+    curvature along feature j grows with mu_j, so features on different
+    scales make it badly conditioned, and D evens them: on 2,250 rows of 20
+    features scaled by 10^-3 to 10^3, 20,000 iterations (15 s, stopped short of
+    tol at a gap of 0.047) became 997 (2.0 s, certified), where scikit-learn's
+    LinearSVC took 0.03 s; on the benchmark sets of
+    ``benchmarks/defaults_vs_svc.py`` the iterations went from 116 to 83 on a9a,
+    184 to 130 on covtype, 82 to 23 on dense_wide (37 to 45 on phishing).  The
+    minimiser, F and the certificate are those of (w, b); on features of one
+    scale (standardised) D is about the identity.  Not done: centring
+    (features of one sign, as raw pixels, still correlate with the offset:
+    scikit-learn's digits as given take 1,000-2,500 iterations per class,
+    standardised 56-103).
     """
     d = n_features
     result = HuberResult(np.zeros(d), 0.0, [], [], [], float("nan"), False)
     grad = np.empty(d)
     started = time.perf_counter()
+    scale = jacobi_scale(evaluator.column_moments(), weight_sum, fit_intercept)
 
-    def split(x):
+    def split(v):
+        x = scale * v
         return x[:d], (float(x[d]) if fit_intercept else 0.0)
 
-    def objective(x):
-        w, b = split(x)
+    def objective(v):
+        w, b = split(v)
         loss, grad_b, examined = evaluator.evaluate(len(result.objective), w, b, grad)
         result.objective.append(huber_objective(loss, w, lam, weight_sum))
         result.examined.append(int(examined))
         result.seconds.append(time.perf_counter() - started)
         if progress is not None:
             progress.update(1)
-        gradient = np.empty(len(x))
+        gradient = np.empty(len(v))
         gradient[:d] = lam * w + grad / weight_sum
         if fit_intercept:
             gradient[d] = grad_b / weight_sum     # the offset is not regularised
-        return result.objective[-1], gradient
+        return result.objective[-1], scale * gradient
 
     state = {"iteration": 0, "next_check": 1, "objective": np.inf}
 
-    def certify(x):
+    def certify(v):
         state["iteration"] += 1
         previous, state["objective"] = state["objective"], result.objective[-1]
         # F - D >= F - F*, at least the next decrease: while an iteration still lowers F by
@@ -318,9 +348,9 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
         if (state["iteration"] < state["next_check"]
                 or previous - state["objective"] > tol * abs(state["objective"])):
             return
-        gap = relative_gap(evaluator, *split(x), lam, h, weight_sum, fit_intercept)
+        gap = relative_gap(evaluator, *split(v), lam, h, weight_sum, fit_intercept)
         if gap <= tol:
-            raise _Certified(x.copy(), gap)
+            raise _Certified(v.copy(), gap)
         state["next_check"] = state["iteration"] + 1 + int(CHECK_SPACING * state["iteration"])
 
     try:
@@ -329,16 +359,28 @@ def huber_lbfgs(evaluator, n_features, lam, h, weight_sum, fit_intercept, tol, m
                                            options={"maxiter": max_iter, "maxfun": max_iter,
                                                     "ftol": 0.0, "gtol": 0.0, "maxls": 100})
         # out of iterations, or no more progress (at the optimum, or short of tol)
-        x = solution.x
-        result.duality_gap = relative_gap(evaluator, *split(x), lam, h, weight_sum,
+        v = solution.x
+        result.duality_gap = relative_gap(evaluator, *split(v), lam, h, weight_sum,
                                           fit_intercept)
         result.converged = bool(result.duality_gap <= tol)
         result.exhausted = max(solution.nit, solution.nfev) >= max_iter
     except _Certified as stop:
-        x, result.duality_gap, result.converged = stop.x, stop.gap, True
-    w, b = split(x)
+        v, result.duality_gap, result.converged = stop.x, stop.gap, True
+    w, b = split(v)
     result.w, result.b = w.copy(), b
     return result
+
+
+def jacobi_scale(moments, weight_sum, fit_intercept):
+    """D of :func:`huber_lbfgs`'s preconditioning from the features' sum_i s_i x_ij^2
+    (``moments``), with the offset's (``weight_sum``) appended when it is fitted."""
+    if fit_intercept:
+        moments = np.append(moments, weight_sum)
+    used = moments > 0
+    scale = np.ones(len(moments))
+    if np.any(used):
+        scale[used] = np.sqrt(np.median(moments[used]) / moments[used])
+    return scale
 
 
 def huber_gradient_descent(evaluator, n_features, lam, weight_sum, fit_intercept, eta0, tol,

@@ -56,6 +56,12 @@ def _full(part, model, w, b):
     return loss, grad, grad_b
 
 
+def _column_moments(part, model):
+    if part.n_samples == 0:
+        return (0.0,)
+    return (part.evaluator(model).column_moments(),)
+
+
 def _dual_sums(part, model, w, b):
     if part.n_samples == 0:
         return 0.0, np.zeros(2), np.zeros(2), np.zeros((2, len(w)))
@@ -88,6 +94,9 @@ class _DaskEvaluator:
 
     def dual_sums(self, w, b):
         return tuple(self._sum(_dual_sums, w, b))
+
+    def column_moments(self):
+        return self._sum(_column_moments)[0]
 
     def n_sorts(self):
         return int(sum(self.client.gather([self.client.submit(_n_sorts, part, self.model,
