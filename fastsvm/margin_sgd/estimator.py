@@ -494,11 +494,16 @@ class MarginSGDSVC(BaseSVC):
         n_test = self._n_held(len(y))
         fits = (counts[counts > 0].min() >= 2
                 and min(n_test, len(y) - n_test) >= np.count_nonzero(counts))
-        _, held = train_test_split(np.arange(len(y)), test_size=n_test,
-                                   stratify=y if fits else None,
-                                   random_state=rng.randint(np.iinfo(np.int32).max))
-        out = np.isin(which, held)
-        return pool[~out], pool[out]
+        kept, held = train_test_split(np.arange(len(y)), test_size=n_test,
+                                      stratify=y if fits else None,
+                                      random_state=rng.randint(np.iinfo(np.int32).max))
+        # each side's rows in the order of its groups, as the split gives them (without
+        # copies, the rows train_test_split gives for the rows themselves)
+        position = np.empty(len(y), dtype=np.int64)
+        position[np.concatenate([kept, held])] = np.arange(len(y))
+        ranked = pool[np.argsort(position[which], kind="stable")]
+        n_kept = int(np.count_nonzero(position[which] < len(kept)))
+        return ranked[:n_kept], ranked[n_kept:]
 
     def _decision(self, X):
         return self._expansion_decision(X)
