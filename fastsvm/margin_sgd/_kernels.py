@@ -103,41 +103,12 @@ def _column_weight(j):
 
 
 @njit(**JIT_OPTIONS)
-def dense_first_copies(X, first):
-    """first[i] = the smallest j with row j of X equal to row i (``first`` holds 0..n-1 on
-    entry).  Rows are grouped by the hash sum_j x_ij w_j (w_j from
+def csr_first_copies(indptr, indices, data, first):
+    """first[i] = the smallest j with row j equal to row i, for canonical CSR rows (sorted
+    indices, no repeats; ``first`` holds 0..n-1 on entry), in time and memory linear in
+    the stored entries.  Rows are grouped by the hash sum_j x_ij w_j (w_j from
     :func:`_column_weight`) and equal hashes checked entry by entry, so a hash collision
     only leaves a copy unjoined."""
-    n, d = X.shape
-    weights = np.empty(d)
-    for j in range(d):
-        weights[j] = _column_weight(j)
-    hashes = np.empty(n)
-    for i in range(n):
-        s = 0.0
-        for j in range(d):
-            s += X[i, j] * weights[j]
-        hashes[i] = s
-    order = np.argsort(hashes, kind="mergesort")     # stable: a group's first row leads
-    lead = order[0]
-    for k in range(1, n):
-        i = order[k]
-        same = hashes[i] == hashes[lead]
-        if same:
-            for j in range(d):
-                if X[i, j] != X[lead, j]:
-                    same = False
-                    break
-        if same:
-            first[i] = lead
-        else:
-            lead = i
-
-
-@njit(**JIT_OPTIONS)
-def csr_first_copies(indptr, indices, data, first):
-    """:func:`dense_first_copies` for canonical CSR rows (sorted indices, no repeats), in
-    time and memory linear in the stored entries."""
     n = len(indptr) - 1
     hashes = np.empty(n)
     for i in range(n):
@@ -145,7 +116,7 @@ def csr_first_copies(indptr, indices, data, first):
         for p in range(indptr[i], indptr[i + 1]):
             s += data[p] * _column_weight(indices[p])
         hashes[i] = s
-    order = np.argsort(hashes, kind="mergesort")
+    order = np.argsort(hashes, kind="mergesort")     # stable: a group's first row leads
     lead = order[0]
     for k in range(1, n):
         i = order[k]

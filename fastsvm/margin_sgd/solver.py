@@ -117,10 +117,8 @@ def first_copies(X):
     n = X.shape[0]
     first = np.arange(n, dtype=np.int64)
     if n > 1:
-        if sp.issparse(X):
-            K.csr_first_copies(X.indptr, X.indices, X.data, first)
-        else:
-            K.dense_first_copies(X, first)
+        X = X if sp.issparse(X) else sp.csr_matrix(X)     # canonical: zeros not stored
+        K.csr_first_copies(X.indptr, X.indices, X.data, first)
     return first
 
 
