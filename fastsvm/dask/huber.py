@@ -58,8 +58,8 @@ def _full(part, model, w, b):
 
 def _column_moments(part, model):
     if part.n_samples == 0:
-        return (0.0,)
-    return (part.evaluator(model).column_moments(),)
+        return 0.0, 0.0
+    return part.evaluator(model).column_moments()
 
 
 def _dual_sums(part, model, w, b):
@@ -96,7 +96,7 @@ class _DaskEvaluator:
         return tuple(self._sum(_dual_sums, w, b))
 
     def column_moments(self):
-        return self._sum(_column_moments)[0]
+        return tuple(self._sum(_column_moments))
 
     def n_sorts(self):
         return int(sum(self.client.gather([self.client.submit(_n_sorts, part, self.model,
