@@ -166,7 +166,8 @@ def dict_class_weight(class_weight, classes):
     weight.
     """
     labels = classes.tolist()
-    unknown = [key for key in class_weight if key not in set(labels)]
+    known = set(labels)
+    unknown = [key for key in class_weight if key not in known]
     if unknown and any(c not in class_weight for c in labels):
         raise ValueError(f"class_weight has keys that are not classes: {unknown!r} (the "
                          f"classes are {labels!r})")

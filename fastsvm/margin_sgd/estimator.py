@@ -351,8 +351,7 @@ class MarginSGDSVC(BaseSVC):
         if problem.kernel.on_gram:
             data = (problem.gram(), np.zeros(problem.n_samples), None)
         else:
-            X = pass_rows(problem.X)
-            data = (X, row_sq_norms(problem.X), first_copies(X))
+            data = (pass_rows(problem.X), row_sq_norms(problem.X), first_copies(problem.X))
         n, tuning = problem.n_samples, []
         size = (n if self.tune_size is None or len(candidates) == 1
                 else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
@@ -501,8 +500,9 @@ class MarginSGDSVC(BaseSVC):
         # copies, the rows train_test_split gives for the rows themselves)
         position = np.empty(len(y), dtype=np.int64)
         position[np.concatenate([kept, held])] = np.arange(len(y))
-        ranked = pool[np.argsort(position[which], kind="stable")]
-        n_kept = int(np.count_nonzero(position[which] < len(kept)))
+        side = position[which]
+        ranked = pool[np.argsort(side, kind="stable")]
+        n_kept = int(np.count_nonzero(side < len(kept)))
         return ranked[:n_kept], ranked[n_kept:]
 
     def _decision(self, X):
