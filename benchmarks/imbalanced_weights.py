@@ -24,8 +24,8 @@ kernel method gets that number.  Estimators (each with both class weights):
 
 * ``SVC(C, gamma, cache_size=1000)``: once (deterministic);
 * ``BudgetSVC(C, gamma, budget=500, epochs=5, learning_rate='pegasos',
-  multi_class='ovr', shared_budget=False)`` (the paper's steps; 500 per
-  class on usps-multi);
+  intercept_scaling=0, multi_class='ovr', shared_budget=False)`` (the
+  paper's Algorithm 1; 500 per class on usps-multi);
 * ``NystromSVC(C, gamma, n_components=1000, solver='assg')`` (Snacks);
 * ``HuberSVC(C=1)``: linear, L-BFGS to its default duality gap; deterministic, once;
 * ``PegasosSVC(kernel='linear', C=0.1)``: linear (its last iterate is noisy
@@ -134,8 +134,8 @@ def make_model(name, C, gamma, class_weight, seed, args):
         return SVC(C=C, gamma=gamma, class_weight=class_weight, cache_size=SVC_CACHE_MB)
     if name == "BudgetSVC":
         return BudgetSVC(C=C, gamma=gamma, budget=args.budget, epochs=args.epochs,
-                         learning_rate="pegasos", multi_class="ovr", shared_budget=False,
-                         class_weight=class_weight, random_state=seed)
+                         learning_rate="pegasos", intercept_scaling=0.0, multi_class="ovr",
+                         shared_budget=False, class_weight=class_weight, random_state=seed)
     if name == "NystromSVC":
         return NystromSVC(C=C, gamma=gamma, n_components=args.components, solver="assg",
                           class_weight=class_weight, random_state=seed)
@@ -151,7 +151,7 @@ def model_settings(args):
     return {
         "SVC": f"C, gamma of the task, cache_size={SVC_CACHE_MB}",
         "BudgetSVC": f"C, gamma of the task, budget={args.budget}, epochs={args.epochs}, "
-                     "learning_rate='pegasos'",
+                     "learning_rate='pegasos', intercept_scaling=0",
         "NystromSVC": f"C, gamma of the task, n_components={args.components}",
         "HuberSVC": "C=1, linear, default tol",
         "PegasosSVC": "C=0.1, linear",

@@ -66,15 +66,17 @@ class NaiveBSGD:
     kernel of width gamma (merging needs it).  With removal, a violating training row
     that is already a support vector (``row`` given to ``step``) adds its step to its
     own coefficient: phi(x) is the same vector, so that is the same w as a second copy.
+    ``bias_scale`` = c^2 > 0 trains the offset b as the weight of a constant feature c:
+    it shrinks with w and a violation adds c^2 times its step.
     """
 
     def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None,
-                 horizon=0):
+                 horizon=0, bias_scale=0.0):
         self.budget, self.lam, self.gamma = budget, lam, gamma
         self.method, self.maintenance = method, maintenance
         self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
-        self.horizon = horizon
-        self.sv, self.alpha, self.rows, self.t = [], [], [], 0
+        self.horizon, self.bias_scale = horizon, bias_scale
+        self.sv, self.alpha, self.rows, self.t, self.b = [], [], [], 0, 0.0
 
     def _own_vector(self, row):
         """The slot of training row ``row``'s own support vector under removal, or None."""
@@ -87,14 +89,16 @@ class NaiveBSGD:
         return 1 / t if T == 0 else 2 * (T + 1 - t) / (t * (2 * T + 1 - t))
 
     def decision(self, x):
-        return sum(a * self.kernel(s, x) for s, a in zip(self.sv, self.alpha))
+        return sum(a * self.kernel(s, x) for s, a in zip(self.sv, self.alpha)) + self.b
 
     def step(self, x, y, c=1.0, row=None):
         self.t += 1
         violated = y * self.decision(x) < 1
         rho = self.rho()
         self.alpha = [(1 - rho) * a for a in self.alpha]
+        self.b *= 1 - rho
         if violated:
+            self.b += self.bias_scale * c * y * rho / self.lam
             own = self._own_vector(row)
             if own is not None:
                 self.alpha[own] += c * y * rho / self.lam

@@ -134,6 +134,56 @@ def test_linear_decay_steps_match_oracle(maintenance):
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("maintenance", ["merge", "remove"])
+@pytest.mark.parametrize("horizon", [0, 80])
+def test_trained_offset_matches_oracle(maintenance, horizon):
+    """The offset trained as the weight of a constant feature (bias_scale = c^2), run in
+    two chunks with lambda changed between them as in partial_fit: the compiled model
+    and offset equal the oracle's steps, and the offset changes the path."""
+    X, y, order = _problem(seed=8)
+    y = np.where(X[:, 0] > 0.8, 1.0, -1.0)          # unbalanced: the offset matters
+    lam, gamma, c2 = 1 / 80, 0.5, 0.3
+    state = BSGDState.empty(X.shape[1], 5)
+    state.horizon = horizon
+    ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon, bias_scale=c2)
+    for half, chunk in enumerate(np.array_split(order, 2)):
+        if half:
+            state.rescale_lambda(lam, lam / 2)
+            lam /= 2
+            ref.lam = lam
+        run_pass(state, PackedData.from_matrix(X), y, np.ones(len(y)), chunk, lam,
+                 Kernel("rbf", gamma), 5, MAINTENANCE[maintenance], METHODS["lookup-h"],
+                 False, load_tables(), bias_scale=c2)
+        for i in chunk:
+            ref.step(X[i], y[i], row=i)
+    assert state.stats[_kernels.ST_MAINTENANCE] > 5 and abs(ref.b) > 0.1
+    assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
+    assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+    assert_allclose(state.offset(lam), [ref.b], rtol=1e-9)
+    plain = _run_compiled(X, y, order, lam, gamma, 5, maintenance, "lookup-h", horizon=horizon)
+    assert not np.allclose(plain.alpha(lam)[:3], state.alpha(lam)[:3])
+
+
+def test_trained_offset_is_the_weight_of_a_constant_feature():
+    """Without budget maintenance, training the offset with c^2 is training without one on
+    the kernel k + c^2: the same coefficients, and b = c^2 sum_j alpha_j."""
+    X, y, order = _problem(seed=9)
+    y = np.where(X[:, 0] > 0.8, 1.0, -1.0)
+    lam, gamma, c2 = 1 / 80, 0.5, 0.7
+    gram = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    augmented = _run_compiled(gram + c2, y, order, lam, None, 1000, "remove", "gss",
+                              kernel=Kernel("precomputed"), horizon=len(order))
+    state = BSGDState.empty(X.shape[1], 1000)
+    state.horizon = len(order)
+    run_pass(state, PackedData.from_matrix(X), y, np.ones(len(y)), order, lam,
+             Kernel("rbf", gamma), 1000, MAINTENANCE["remove"], METHODS["gss"], False,
+             load_tables(), bias_scale=c2)
+    assert state.stats[_kernels.ST_MAINTENANCE] == 0
+    assert np.array_equal(state.sv_idx[:state.n_sv], augmented.sv_idx[:augmented.n_sv])
+    assert_allclose(state.alpha(lam), augmented.alpha(lam), rtol=1e-9)
+    assert_allclose(state.offset(lam), [c2 * augmented.alpha(lam).sum()], rtol=1e-9)
+
+
 def test_linear_decay_gives_the_linearly_averaged_weights():
     """Without a budget, the last iterate of the linear-decay steps gives the violation at
     step s the weight 2 (T + 1 - s) / (lambda T (T + 1)) of the linearly weighted average

@@ -169,22 +169,28 @@ def test_fast_rankings_merge_nearly_optimally(method):
     assert merges > 10
 
 
-def test_large_budget_equals_separate_binary_models():
+@pytest.mark.parametrize("bias_scale", [0.0, 0.6])
+def test_large_budget_equals_separate_binary_models(bias_scale):
     """Without budget maintenance the shared models are the K binary models of the same
-    visiting order: the same decision values."""
+    visiting order: the same decision values, and with an offset trained (``bias_scale``
+    = c^2) the same offsets."""
     X, labels, order = _problem(seed=5)
     lam, gamma = 1.0 / 80, 0.5
     packed = PackedData.from_matrix(X)
     shared = _shared_state(len(order), horizon=len(order))
     run_pass(shared, packed, labels, np.ones(len(labels)), order, lam, Kernel("rbf", gamma),
-             len(order), _kernels.MERGE, METHODS["lookup-wd"], False, load_tables())
+             len(order), _kernels.MERGE, METHODS["lookup-wd"], False, load_tables(),
+             bias_scale=bias_scale)
     assert shared.stats[_kernels.ST_MAINTENANCE] == 0
+    assert np.all(shared.offset(lam) != 0) == (bias_scale > 0)
     for c in range(N_MODELS):
         y = np.where(labels == c, 1.0, -1.0)
         binary = BSGDState.empty(3, len(order))
         binary.horizon = len(order)
         run_pass(binary, packed, y, np.ones(len(y)), order, lam, Kernel("rbf", gamma),
-                 len(order), _kernels.MERGE, METHODS["lookup-wd"], False, load_tables())
+                 len(order), _kernels.MERGE, METHODS["lookup-wd"], False, load_tables(),
+                 bias_scale=bias_scale)
+        assert_allclose(shared.offset(lam)[c], binary.offset(lam)[0], rtol=1e-9, atol=1e-15)
         for x in X[:10]:
             ref = NaiveBSGD(0, lam, gamma)
             ref.sv, ref.alpha = list(binary.support_vectors()), list(binary.alpha(lam))

@@ -24,14 +24,14 @@ PEGASOS_SHORT_OF_OPTIMUM = (
 
 POST_HOC_OFFSET = ("with class 0 weighted 10^7 times the others, BudgetSVC's SGD passes leave "
                    "class 0's points far beyond the margin, and b, set afterwards as the exact "
-                   "hinge minimiser for the final w, moves to the end of the wide interval where "
-                   "class 0 has no loss, so that points far from class 0 (f = b there) take the "
-                   "other class (SVC's equality constraint ties b to the coefficients instead). "
-                   "The share of class 0 predicted then depends on the seed: 86-100 % over seeds "
-                   "0-7 one-vs-one and one-vs-rest alike, against the check's 87 %; with the "
-                   "check's precomputed RBF kernel (gamma 1/n_features on blobs of std 20), so "
-                   "narrow that f = b away from the training points, it fails at every seed. "
-                   "Class weights are tested in tests/test_weights.py")
+                   "hinge minimiser for the final w, can move to the end of the wide interval "
+                   "where class 0 has no loss, so that points far from class 0 take the other "
+                   "class (SVC's equality constraint ties b to the coefficients instead). The "
+                   "share of class 0 predicted depends on the seed: with three classes 86-100 % "
+                   "over seeds 0-5 at budget 50 (86 % at the check's seed 0), against the "
+                   "check's 87 %. The check's precomputed kernel, which failed at every seed "
+                   "(2-8 %) before the steps trained an offset, passes (tested over seeds in "
+                   "tests/test_budget_svc.py). Class weights are tested in tests/test_weights.py")
 
 
 def expected_failed_checks(estimator):
@@ -47,7 +47,7 @@ def expected_failed_checks(estimator):
                 "check_sample_weight_equivalence_on_sparse_data": reason}
     if isinstance(estimator, PegasosSVC) and estimator.kernel == "linear":
         expected["check_class_weight_classifiers"] = PEGASOS_SHORT_OF_OPTIMUM
-    if isinstance(estimator, BudgetSVC):
+    if isinstance(estimator, BudgetSVC) and estimator.kernel != "precomputed":
         expected["check_class_weight_classifiers"] = POST_HOC_OFFSET
     return expected
 

@@ -38,6 +38,21 @@ beta = c_i y_i (G(t) - G(t-1)), and alpha_j = beta_j / (lambda G(t))
   as the last-iterate form of averaging: Defazio, Cutkosky, Mehta &
   Mishchenko 2023); the margins along the way are those of these iterates.
 
+Offset
+------
+The offset b of SVC's objective is trained as the weight of a constant
+feature of value c (``intercept_scaling``, as in LIBLINEAR and scikit-learn's
+``LinearSVC``): the kernel k(x, x') + c^2, the objective
+
+    P(w, b) = lambda/2 (||w||^2 + b^2 / c^2) + 1/n sum_i c_i max(0, 1 - y_i (<w, phi(x_i)> + b)).
+
+b is kept scaled like beta, as ``bias`` = lambda G(t) b: a violation adds c^2
+times its step to it (its step times the constant feature's value c, times c
+in the margin), and b = bias / (lambda G(t)).  Budget maintenance never
+touches it (the constant feature is not merged).  ``bias_scale`` = c^2 = 0 is
+the paper's objective without offset (an offset trained before, in an earlier
+``partial_fit`` call, is then ignored).
+
 Kernels
 -------
 Kernel values come from dot products (``kernel_from_dots``: linear, poly,
@@ -45,7 +60,7 @@ RBF, sigmoid) or, with ``code == PRECOMPUTED``, are looked up in the n x n
 kernel matrix passed as the dense X (``sv_idx`` holds the row of each support
 vector; nothing else of a support vector is stored).  Merging needs the RBF
 kernel; the estimator allows only removal for the others.
-The margin before step t is f(x_i) = sum_j beta_j k(sv_j, x_i) / (lambda G(t-1)).
+The margin before step t is f(x_i) = (sum_j beta_j k(sv_j, x_i) + bias) / (lambda G(t-1)).
 Merging is linear in the coefficients, so it works on beta unchanged (every
 weight degradation is scaled by the same (lambda t)^2, which does not change
 which pair is best).
@@ -280,8 +295,9 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 
 @njit(**JIT_OPTIONS)
 def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam, code,
-              gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, maintenance,
-              method, diag, table_h, table_wd, stats, timers, diag_sums):
+              gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, bias,
+              bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
+              diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
     Parameters are arrays and scalars only (see the module docstring);
@@ -289,7 +305,8 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     the step sizes (0: Pegasos, T: linear decay over T steps) and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
     rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
-    least min(budget, n_sv + len(order)) + 1) is updated in place; returns
+    least min(budget, n_sv + len(order)) + 1) and ``bias`` (shape (1,), the scaled
+    offset; see "Offset" above, ``bias_scale`` = c^2, 0 for none) is updated in place; returns
     the new number of support vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
     here is bounds-checked.
     """
@@ -305,7 +322,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     for k in range(order.shape[0]):
         i = order[k]
         t += 1
-        margin = 0.0
+        acc = bias[0] if bias_scale > 0.0 else 0.0
         if n_sv > 0:
             if code == PRECOMPUTED:
                 for j in range(n_sv):
@@ -314,12 +331,13 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
                 sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
                 kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
                                  kvals, bits)
-            acc = 0.0
             for j in range(n_sv):
                 acc += beta[j] * kvals[j]
-            margin = y[i] * acc / (lam * step_mass(t - 1, horizon))
+        # acc is 0 before the first step (t = 1, where G(t - 1) = 0)
+        margin = y[i] * acc / (lam * step_mass(t - 1, horizon)) if acc != 0.0 else 0.0
         if margin < 1.0:
             step = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
+            bias[0] += bias_scale * step
             slot = slot_of_row(sv_idx, n_sv, i) if maintenance == REMOVE else -1
             if slot >= 0:       # removal: the row's own vector takes the step (see above)
                 beta[slot] += step

@@ -242,11 +242,12 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 @njit(**JIT_OPTIONS)
 def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam,
                      code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv,
-                     maintenance, method, table_wd, stats, timers):
+                     bias, bias_scale, maintenance, method, table_wd, stats, timers):
     """One SGD step of all K models per entry of ``order``, from step t0 + 1.
 
     As :func:`fastsvm.bsgd._kernels.sgd_steps`, with ``y`` the class index
-    (int64, 0..K-1) of every example and ``beta`` of shape (capacity, K).
+    (int64, 0..K-1) of every example, ``beta`` of shape (capacity, K) and ``bias`` of
+    shape (K,), each model's scaled offset.
     Returns the new number of support vectors.
     """
     t_start = read_cycle_counter()
@@ -262,7 +263,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
         i = order[k]
         t += 1
         for c in range(n_models):
-            f[c] = 0.0
+            f[c] = bias[c] if bias_scale > 0.0 else 0.0
         if n_sv > 0:
             if code == PRECOMPUTED:
                 for j in range(n_sv):
@@ -282,6 +283,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             y_c = 1.0 if y[i] == c else -1.0
             if y_c * f[c] * scale < 1.0:
                 beta[n_sv, c] = y_c * step
+                bias[c] += bias_scale * y_c * step
                 violated = True
             else:
                 beta[n_sv, c] = 0.0

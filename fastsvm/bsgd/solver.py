@@ -32,6 +32,7 @@ class BSGDState:
     sv_sq: np.ndarray               # (capacity,) squared norms
     beta: np.ndarray                # (capacity,) scaled coefficients; (capacity, K) if shared
     sv_idx: np.ndarray              # (capacity,) training row of each vector, -1 if merged
+    bias: np.ndarray                # (1,) scaled offset lambda G(t) b; (K,) if shared
     n_sv: int = 0
     t: int = 0                      # SGD steps taken
     horizon: int = 0                # T of the linear-decay steps, 0 for Pegasos steps
@@ -46,7 +47,8 @@ class BSGDState:
         ``sv_idx`` identifies a support vector).  ``shared_models`` = K > 0 makes the K
         one-vs-rest models of a shared budget, 0 one binary model."""
         beta = np.zeros((0, shared_models)) if shared_models else np.zeros(0)
-        state = cls(np.zeros((n_features, 0)), np.zeros(0), beta, np.zeros(0, dtype=np.int64))
+        state = cls(np.zeros((n_features, 0)), np.zeros(0), beta, np.zeros(0, dtype=np.int64),
+                    np.zeros(max(shared_models, 1)))
         state.reserve(size)
         return state
 
@@ -86,12 +88,16 @@ class BSGDState:
         after ``fit`` needs it: past its horizon T the linear decay's factor turns
         negative (the steps then unlearn) and at 2T + 1 its G is 0."""
         if self.horizon > 0 and self.t > 0:
-            self.beta[: self.n_sv] *= K.step_mass(self.t, 0) / K.step_mass(self.t, self.horizon)
+            factor = K.step_mass(self.t, 0) / K.step_mass(self.t, self.horizon)
+            self.beta[: self.n_sv] *= factor
+            self.bias *= factor
         self.horizon = 0
 
     def rescale_lambda(self, lam_old, lam_new):
-        """Keep alpha fixed when lambda changes (partial_fit): beta scales with lambda."""
+        """Keep alpha and b fixed when lambda changes (partial_fit): beta and bias scale
+        with lambda."""
         self.beta[: self.n_sv] *= lam_new / lam_old
+        self.bias *= lam_new / lam_old
 
     def alpha(self, lam):
         """Coefficients alpha_j = beta_j / (lambda G(t)) of the current support vectors
@@ -99,6 +105,11 @@ class BSGDState:
         if self.t == 0:
             return np.zeros((0,) + self.beta.shape[1:])
         return self.beta[: self.n_sv] / (lam * K.step_mass(self.t, self.horizon))
+
+    def offset(self, lam):
+        """The offset b = bias / (lambda G(t)) trained with the steps (shape (1,), (K,) for a
+        shared budget; zeros without ``bias_scale``)."""
+        return self.bias / (lam * K.step_mass(self.t, self.horizon)) if self.t else 0 * self.bias
 
     def support_vectors(self):
         return self.svt[:, : self.n_sv].T.copy()
@@ -142,7 +153,7 @@ class BSGDStream:
 
 
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
-             tables, progress=None):
+             tables, progress=None, bias_scale=0.0):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
 
     ``y`` holds +-1 floats (the class index of every row, int64, for a shared
@@ -152,6 +163,8 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     ``kernel`` is a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
     ('precomputed', callable) ``packed`` holds that matrix.
     ``progress`` is a tqdm-like object advanced by the number of steps done.
+    ``bias_scale`` is c^2 of the trained offset (see :mod:`fastsvm.bsgd._kernels`; 0: the
+    paper's objective, without one).
     """
     table_h, table_wd = tables
     state.reserve(min(budget, state.n_sv + order.shape[0]))
@@ -163,14 +176,15 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
             state.n_sv = sgd_steps_shared(
                 *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code,
                 gamma, kernel.degree, kernel.coef0, budget, state.horizon, state.svt,
-                state.sv_sq, state.beta, state.sv_idx, state.n_sv, maintenance, method, table_wd,
-                state.stats, state.timers)
+                state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias, bias_scale,
+                maintenance, method, table_wd, state.stats, state.timers)
         else:
             state.n_sv = K.sgd_steps(
                 *packed.arrays, packed.sq_norms, y, weight, chunk, state.t, lam, kernel.code,
                 gamma, kernel.degree, kernel.coef0, budget, state.horizon, state.svt,
-                state.sv_sq, state.beta, state.sv_idx, state.n_sv, maintenance, method, diag,
-                table_h, table_wd, state.stats, state.timers, state.diag_sums)
+                state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias, bias_scale,
+                maintenance, method, diag, table_h, table_wd, state.stats, state.timers,
+                state.diag_sums)
         state.t += chunk.shape[0]
         if progress is not None:
             progress.update(chunk.shape[0])

@@ -47,9 +47,9 @@ def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, totals):
         return state
     order = np.array_split(part.order(seed), pieces)[piece]
     y = part.labels if state.shared else part.targets[model]
-    budget, maintenance, method, diagnostics = params
+    budget, maintenance, method, diagnostics, bias_scale = params
     run_pass(state, part.packed, y, step_weights(part.weights, *totals), order, lam, kernel,
-             budget, maintenance, method, diagnostics, load_tables())
+             budget, maintenance, method, diagnostics, load_tables(), bias_scale=bias_scale)
     return state
 
 
@@ -104,12 +104,13 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
                  learning_rate="linear-decay", multi_class="ovr", shared_budget=True,
-                 fit_intercept=True, class_weight=None, diagnostics=False, n_jobs=None,
-                 random_state=None, verbose=0, client=None):
+                 fit_intercept=True, intercept_scaling=0.25, class_weight=None,
+                 diagnostics=False, n_jobs=None, random_state=None, verbose=0, client=None):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          budget=budget, epochs=epochs, maintenance=maintenance,
                          merge_method=merge_method, learning_rate=learning_rate,
-                         multi_class=multi_class, shared_budget=shared_budget, fit_intercept=fit_intercept,
+                         multi_class=multi_class, shared_budget=shared_budget,
+                         fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                          class_weight=class_weight, diagnostics=diagnostics, n_jobs=n_jobs,
                          random_state=random_state, verbose=verbose)
         self.client = client
@@ -169,7 +170,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         whole partitions one after another lost 0.5-0.7 points on ijcnn1.
         """
         params = (stream.budget, MAINTENANCE[self.maintenance], METHODS[self.merge_method],
-                  self.diagnostics)
+                  self.diagnostics, self._bias_scale())
         steps = self.epochs * int(np.sum(sizes))
         check_stores(stream.states, params[0], {id(state): steps for state in stream.states},
                      self.n_features_in_)
