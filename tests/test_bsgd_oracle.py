@@ -160,6 +160,9 @@ def test_trained_offset_matches_oracle(maintenance, horizon):
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert_allclose(state.offset(lam), [ref.b], rtol=1e-9)
+    state.to_pegasos_steps()                       # as partial_fit after fit: the same model
+    assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+    assert_allclose(state.offset(lam), [ref.b], rtol=1e-9)
     plain = _run_compiled(X, y, order, lam, gamma, 5, maintenance, "lookup-h", horizon=horizon)
     assert not np.allclose(plain.alpha(lam)[:3], state.alpha(lam)[:3])
 

@@ -108,7 +108,7 @@ class BSGDState:
 
     def offset(self, lam):
         """The offset b = bias / (lambda G(t)) trained with the steps (shape (1,), (K,) for a
-        shared budget; zeros without ``bias_scale``)."""
+        shared budget; zeros where no step trained one)."""
         return self.bias / (lam * K.step_mass(self.t, self.horizon)) if self.t else 0 * self.bias
 
     def support_vectors(self):
