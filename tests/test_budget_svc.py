@@ -593,6 +593,7 @@ def test_partial_fit_needs_classes_or_rejects_unknown_labels():
     (dict(merge_method="newton"), "merge_method"),
     (dict(maintenance="project"), "maintenance"),
     (dict(intercept_scaling=-0.5), "intercept_scaling"),
+    (dict(intercept_scaling=1e200), "intercept_scaling=1e\\+200 is too large"),
 ])
 def test_bad_parameters_are_named(params, match):
     X, y = _moons()

@@ -694,7 +694,7 @@ class BudgetSVC(BaseSVC):
         vector is known as a training row: the rows of earlier batches are
         gone.
         """
-        kernel = streams[0].kernel
+        kernel, bias_scale = streams[0].kernel, self._bias_scale()
         packed = PackedData.from_matrix(problem.gram() if kernel.on_gram else problem.X)
         tables = load_tables()
         budget = streams[0].budget
@@ -728,7 +728,7 @@ class BudgetSVC(BaseSVC):
                          else rows[rng.permutation(len(rows))]).astype(np.int64)
                 run_pass(state, packed, y_bin, weight, order, stream.lam, kernel, budget,
                          MAINTENANCE[self.maintenance], METHODS[self.merge_method],
-                         self.diagnostics, tables, progress=bar, bias_scale=self._bias_scale())
+                         self.diagnostics, tables, progress=bar, bias_scale=bias_scale)
 
         self._fan_out(train_one, zip(units, seeds),
                       epochs * sum(n if rows is None else len(rows) for *_, rows in units),
@@ -747,7 +747,13 @@ class BudgetSVC(BaseSVC):
     def _bias_scale(self):
         """c^2 of the offset trained with the SGD steps (0: none; see
         :mod:`fastsvm.bsgd._kernels`)."""
-        return float(self.intercept_scaling) ** 2 if self.fit_intercept else 0.0
+        if not self.fit_intercept:
+            return 0.0
+        scale = float(self.intercept_scaling) * float(self.intercept_scaling)
+        if not math.isfinite(scale):
+            raise ValueError(f"intercept_scaling={self.intercept_scaling!r} is too large: its "
+                             "square, the constant feature's kernel value, overflows")
+        return scale
 
     def _fit_offsets(self, streams, problem, pairs, sv_rows, dual_coef, support_vectors):
         """The exact hinge-minimising offset of each binary model on its rows, into the
