@@ -295,9 +295,13 @@ def _build_parser():
         help="where to write the predicted labels (default, or '-': standard output; the "
         "accuracy then goes to standard error)",
     )
-    predict.add_argument("--zero-based", action="store_true",
-                         help="feature indices of the data file start at 0 (LIBSVM's start at 1; "
-                         "index 0 is otherwise an error, never guessed)")
+    base = predict.add_mutually_exclusive_group()
+    base.add_argument("--zero-based", action="store_const", const=True, dest="zero_based",
+                      help="feature indices of the data file start at 0 (default: as in the "
+                      "model's training file; LIBSVM's start at 1)")
+    base.add_argument("--one-based", action="store_const", const=False, dest="zero_based",
+                      help="feature indices of the data file start at 1, as LIBSVM's (the "
+                      "default unless the model was trained with --zero-based)")
     predict.add_argument("-q", "--quiet", action="store_true", help="quiet mode: do not report the accuracy")
     predict.set_defaults(func=_predict)
 
@@ -512,6 +516,8 @@ def _train(args, out):
     t0 = time.perf_counter()
     clf.fit(X, y)
     elapsed = time.perf_counter() - t0
+    # predict reads files with the same index base unless told otherwise
+    clf.training_info_["zero_based"] = bool(args.zero_based)
     save_model(clf, model_file)
 
     if not args.quiet:
@@ -553,7 +559,10 @@ def _predict(args, out):
                        "predictions cannot be written one per line (predict from Python)")
     n_model = int(model.n_features_in_)
 
-    X, y = _read_data(args.data_file, zero_based=args.zero_based)
+    zero_based = args.zero_based
+    if zero_based is None:      # as the model's training file ('fastsvm train' records it)
+        zero_based = bool(getattr(model, "training_info_", {}).get("zero_based", False))
+    X, y = _read_data(args.data_file, zero_based=zero_based)
     if X.shape[1] > n_model:
         extra = X[:, n_model:]
         if np.any(extra.data if hasattr(extra, "nnz") else extra):

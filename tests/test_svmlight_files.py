@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.datasets import dump_svmlight_file
 
 from fastsvm.cli import main
 from fastsvm.datasets import DataFormatError, load_svmlight
@@ -213,11 +214,37 @@ def test_cli_zero_based_option(tmp_path, capsys):
     zero = write(tmp_path / "zero.txt", "".join(
         f"{'+1' if i % 2 else '-1'} 0:{i % 2 + 0.5} 1:{i % 3}\n" for i in range(30)))
     model, out_file = tmp_path / "m.npz", tmp_path / "pred.txt"
+    assert main(["train", "-q", "--solver", "huber", str(zero), str(model)]) == 1
+    assert "line 1" in _one_error_line(capsys)
     assert main(["train", "-q", "--solver", "huber", "--zero-based", str(zero), str(model)]) == 0
     assert main(["predict", "-q", "--zero-based", str(zero), str(model), str(out_file)]) == 0
     assert len(out_file.read_text().split()) == 30
-    assert main(["predict", "-q", str(zero), str(model), str(out_file)]) == 1
+    assert main(["predict", "-q", "--one-based", str(zero), str(model), str(out_file)]) == 1
     assert "line 1" in _one_error_line(capsys)
+
+
+def test_cli_predict_reads_files_as_the_model_was_trained(tmp_path):
+    """A model trained with --zero-based reads files zero-based at predict unless told
+    otherwise: before, a zero-based file without index 0 was read one-based, every feature
+    one column early, and predicted without a word (here 30 of 40 rows change)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 2] - X[:, 1] > 0, 1, -1)
+    train_file, test_file = tmp_path / "train.txt", tmp_path / "test.txt"
+    dump_svmlight_file(X, y, str(train_file), zero_based=True)
+    X[:, 0] = 0.0                                 # the file to predict holds no index 0
+    dump_svmlight_file(X, y, str(test_file), zero_based=True)
+    model = tmp_path / "m.npz"
+    assert main(["train", "-q", "--solver", "huber", "--zero-based", str(train_file),
+                 str(model)]) == 0
+    predictions = {}
+    for flags in ([], ["--zero-based"], ["--one-based"]):
+        out_file = tmp_path / f"pred{len(predictions)}.txt"
+        assert main(["predict", "-q", *flags, str(test_file), str(model), str(out_file)]) == 0
+        predictions[tuple(flags)] = out_file.read_text().split()
+    assert predictions[()] == predictions[("--zero-based",)]
+    assert predictions[()] != predictions[("--one-based",)]
+    assert np.mean(np.array(predictions[()], dtype=float) == y) > 0.9
 
 
 # --------------------------------------------------------------------------
