@@ -167,8 +167,10 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     fitted = load_model(shared)
     assert fitted.multi_class == "ovr" and fitted.shared_budget
     assert len(fitted.support_vectors_) <= 10
+    capsys.readouterr()
     assert main(["train", "-q", "-B", "10", "--multi-class", "ovr", "--separate-budgets",
                  str(data), str(separate)]) == 0
+    assert "warning" not in capsys.readouterr().err
     assert not load_model(separate).shared_budget
     assert len(load_model(separate).support_vectors_) > 10
     for options, n_models in (([], 3), (["--multi-class", "ovr"], 3)):   # 3 pairs, 3 classes
@@ -180,6 +182,23 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
         assert fitted.coef_.shape[0] == n_models
         assert main(["predict", "-q", str(data), str(nystrom), str(out_path)]) == 0
         assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]
+
+
+def test_separate_budgets_without_one_vs_rest_models_is_a_warning(train_file, tmp_path,
+                                                                   capsys):
+    """--separate-budgets acts on one-vs-rest models of more than two classes only; where the
+    split makes one model or one-vs-one pairs it said nothing and changed nothing."""
+    X, y = make_classification(n_samples=150, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=3)
+    three = tmp_path / "three.svm"
+    dump_svmlight_file(X, y, str(three), zero_based=False)
+    model = tmp_path / "m.npz"
+    for data, told in ((train_file, "one model"), (three, "one-vs-one pairs")):
+        capsys.readouterr()
+        assert main(["train", "-q", "-B", "10", "--separate-budgets", str(data),
+                     str(model)]) == 0
+        err = capsys.readouterr().err
+        assert "fastsvm: warning: --separate-budgets has no effect" in err and told in err
 
 
 def test_format_label():
