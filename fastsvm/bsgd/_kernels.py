@@ -2,7 +2,7 @@
 
 Model and scaling
 -----------------
-Primal objective (paper eq. 1, no offset b), with the step weights
+Primal objective (paper eq. 1, no offset b; see "Offset" below), with the step weights
 c_i = s_i n / S of weighted samples (1 without weights, see :mod:`fastsvm.base`):
 
     P(w) = lambda/2 ||w||^2 + 1/n sum_i c_i max(0, 1 - y_i <w, phi(x_i)>),

@@ -153,7 +153,8 @@ class BudgetSVC(BaseSVC):
     SVM Training with Precomputed Golden Section Search", Alg. 1 and Sec. 3;
     BSGD itself: Wang, Crammer & Vucetic, JMLR 2012).
 
-    Objective (no offset term), with sample weights s_i (class weight times
+    Objective (the paper's, without the offset that ``fit_intercept`` adds;
+    see "The offset" below), with sample weights s_i (class weight times
     sample weight, 1 by default) and S = sum_i s_i:
 
     .. math::
