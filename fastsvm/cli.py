@@ -511,11 +511,12 @@ def _train(args, out):
 
         split = resolve_multi_class(clf.multi_class, len(classes))
         if len(classes) == 2 or split != "ovr":
-            warnings.warn(f"--separate-budgets has no effect: it gives each one-vs-rest model "
-                          f"of more than two classes its own budget, and these "
-                          f"{len(classes)} classes make "
-                          + ("one model" if len(classes) == 2 else "one-vs-one pairs (each "
-                             "with its own budget; --multi-class ovr splits one-vs-rest)"))
+            models = ("one model" if len(classes) == 2 else
+                      "one-vs-one pairs (each with its own budget; --multi-class ovr splits "
+                      "one-vs-rest)")
+            warnings.warn("--separate-budgets has no effect: it gives each one-vs-rest model "
+                          f"of more than two classes its own budget, and these {len(classes)} "
+                          f"classes make {models}")
     if not args.quiet:
         print(
             f"Data: {args.data_file}: {X.shape[0]} samples x {X.shape[1]} features, "

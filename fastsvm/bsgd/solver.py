@@ -109,7 +109,9 @@ class BSGDState:
     def offset(self, lam):
         """The offset b = bias / (lambda G(t)) trained with the steps (shape (1,), (K,) for a
         shared budget; zeros where no step trained one)."""
-        return self.bias / (lam * K.step_mass(self.t, self.horizon)) if self.t else 0 * self.bias
+        if self.t == 0:
+            return np.zeros_like(self.bias)
+        return self.bias / (lam * K.step_mass(self.t, self.horizon))
 
     def support_vectors(self):
         return self.svt[:, : self.n_sv].T.copy()
