@@ -22,7 +22,8 @@ model file of any estimator.
 
 Labels are read as numbers from the data file; when all training labels are
 integers the model's classes are integers, and labels are printed as
-integers whenever they are integral (``1``, not ``1.0``).
+integers whenever they are integral (``1``, not ``1.0``).  Integer labels of
+magnitude 2^53 or more are an error: float64 cannot tell them apart.
 
 Exit status: 0 on success, 1 on an error (missing or unreadable file, corrupt
 data or model file, invalid option value, feature count mismatch), reported
@@ -393,16 +394,25 @@ def format_label(value):
     return str(value)
 
 
-def _training_labels(y):
+def _training_labels(y, path):
     """The labels of a LIBSVM file as class labels for the estimator.
 
     Integral labels (the usual case) become int64. Other numbers (e.g. 0.5)
     are not accepted as classes by scikit-learn estimators ("continuous"
     targets), so they become their text form (``"0.5"``), which is also how
-    they are printed.
+    they are printed.  Labels are read as float64 (as LIBSVM reads them), in
+    which integers of magnitude 2^53 or more are not all distinct
+    (9007199254740993 reads as 9007199254740992): such labels are an error
+    (``path`` names the file), not classes silently merged.
     """
     y = np.asarray(y, dtype=np.float64)
-    if np.all(y == np.round(y)) and np.all(np.abs(y) < 2.0**53):
+    integral = y == np.round(y)
+    if np.any(integral & (np.abs(y) >= 2.0**53)):
+        raise CLIError(f"{path}: labels of magnitude 2^53 (9007199254740992) or more are read as "
+                       "floating-point numbers, which cannot tell neighbouring integers apart, "
+                       "so distinct classes could merge; number the classes with smaller "
+                       "integers")
+    if np.all(integral):
         return y.astype(np.int64)
     return np.array([format_label(v) for v in y], dtype=str)
 
@@ -497,7 +507,7 @@ def _train(args, out):
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be at least 1, got {args.n_features}")
     X, y = _read_data(args.data_file, n_features=args.n_features, zero_based=args.zero_based)
-    y = _training_labels(y)
+    y = _training_labels(y, args.data_file)
     classes = np.unique(y)
     if len(classes) < 2:
         raise CLIError(

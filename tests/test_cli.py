@@ -201,6 +201,22 @@ def test_separate_budgets_without_one_vs_rest_models_is_a_warning(train_file, tm
         assert "fastsvm: warning: --separate-budgets has no effect" in err and told in err
 
 
+def test_labels_beyond_float64_integers_are_an_error(tmp_path, capsys):
+    """Labels are read as float64, where 2^53 + 1 reads as 2^53: two such classes merged into
+    one without a word (three classes trained as two)."""
+    big = 2**53
+    data = tmp_path / "ids.svm"
+    data.write_text("".join(f"{label} 1:{x}\n" for label, x in
+                            [(big, 0.1), (big + 1, 0.9), (big + 1, 1.1), (7, 2.0), (7, 2.1),
+                             (big, 0.2)]))
+    assert main(["train", "-q", str(data), str(tmp_path / "m.npz")]) == 1
+    assert "2^53" in _error_line(capsys)[1]
+    data.write_text("".join(f"{label} 1:{x}\n" for label, x in
+                            [(big - 1, 0.1), (big - 2, 0.9), (7, 2.0), (7, 2.1)]))
+    assert main(["train", "-q", "-B", "4", str(data), str(tmp_path / "m.npz")]) == 0
+    assert load_model(tmp_path / "m.npz").classes_.tolist() == [7, big - 2, big - 1]
+
+
 def test_format_label():
     assert format_label(1.0) == "1"
     assert format_label(-1.0) == "-1"
