@@ -757,10 +757,21 @@ def test_bad_input():
         NystromSVC(n_components=10).fit(broken, y)
 
 
-def test_linear_kernel_on_all_zero_landmarks_is_a_clear_error():
-    X, y = np.zeros((20, 3)), np.arange(20) % 2
+@pytest.mark.parametrize("n_components", [4, 100])     # eigvalsh; ARPACK above SMALL_EIG
+def test_linear_kernel_on_all_zero_landmarks_is_a_clear_error(n_components):
+    X, y = np.zeros((200, 3)), np.arange(200) % 2
     with pytest.raises(ValueError, match="landmarks has no positive eigenvalue"):
-        NystromSVC(kernel="linear", n_components=4, random_state=0).fit(X, y)
+        NystromSVC(kernel="linear", n_components=n_components, random_state=0).fit(X, y)
+
+
+def test_sigmoid_kernel_zero_on_many_landmarks_is_a_clear_error():
+    """Rows of scale 1e-300: gamma='scale' is 1 (zero variance) and every sigmoid value
+    tanh(<x, x'>) is 0, so ARPACK's product with its starting vector is zero; its
+    ArpackError ('starting vector is zero') escaped the fit."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 2)) * 1e-300, np.arange(300) % 4
+    with pytest.raises(ValueError, match="landmarks has no positive eigenvalue"):
+        NystromSVC(kernel="sigmoid", random_state=0).fit(X, y)
 
 
 # ------------------------------------------------------- real-data floors

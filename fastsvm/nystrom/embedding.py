@@ -112,7 +112,8 @@ def cholesky_factor(K_mm, rtol=None):
         try:
             top = scipy.sparse.linalg.eigsh(K_mm, k=1, which="LA", return_eigenvectors=False,
                                             v0=np.ones(m))[0]
-        except scipy.sparse.linalg.ArpackNoConvergence:     # Gershgorin's bound, >= lambda_max
+        except scipy.sparse.linalg.ArpackError:     # Gershgorin's bound, >= lambda_max
+            # (no convergence, or K_mm v0 = 0: ARPACK refuses a zero starting residual)
             top = np.abs(K_mm).sum(axis=1).max()
     if not top > 0:
         raise ValueError("the kernel matrix of the landmarks has no positive eigenvalue: every "
