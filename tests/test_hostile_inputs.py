@@ -337,6 +337,29 @@ def test_many_binary_models_are_bounded_together(monkeypatch, params):
     assert est.fit(X, y).support_vectors_.shape[1] == 1000
 
 
+@pytest.mark.parametrize("params", [{"multi_class": "ovo"},
+                                    {"multi_class": "ovr", "shared_budget": False}],
+                         ids=["ovo", "ovr-separate"])
+def test_dense_dual_coef_of_many_separate_models_is_refused(monkeypatch, params):
+    """Binary models with their own support vectors give a dense dual_coef_ of models x all
+    their vectors: 150 classes one-vs-one on 6,000 rows asked for 15.7 GiB after training
+    (a MemoryError, or swapping). Beyond DENSE_VECTORS_MAX_BYTES it is a clear error, the
+    estimator keeping its previous model; the stores (one feature) pass the limit."""
+    rng = np.random.default_rng(0)
+    k = 20
+    X, y = rng.normal(size=(1200, 1)) + np.arange(1200)[:, None] % k, np.arange(1200) % k
+    est = BudgetSVC(random_state=0, epochs=1, **params).fit(X, y)
+    before = est.dual_coef_.copy()
+    limit = est.dual_coef_.nbytes - 1
+    assert 8 * 2 * len(est.support_vectors_) < limit      # the stores alone would pass
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit)
+    with pytest.raises(ValueError, match="dual_coef_ .* GiB.*multi_class='ovr'"):
+        est.set_params(random_state=0).fit(X, y)
+    assert_array_equal(est.dual_coef_, before)
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit + 1)
+    assert_array_equal(est.fit(X, y).dual_coef_, before)
+
+
 @pytest.mark.parametrize("name", ["budget-poly", "nystrom", "pegasos-rbf", "margin-sgd"])
 def test_overflowing_polynomial_kernel_is_refused(name):
     X, y = data()
