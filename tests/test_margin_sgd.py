@@ -332,7 +332,8 @@ def test_fitted_model_is_its_kernel_expansion():
     assert clf.n_support_.shape == (3,) and np.all(clf.n_support_ > 0)
     assert np.all((clf.dual_coef_ != 0).sum(axis=1) == clf.n_support_)
     info = clf.training_info_
-    assert info["n_passes"] == 27 == len(info["candidates"])
+    assert info["n_repeats"] == 5                       # 400 rows: 147 out of bag
+    assert info["n_passes"] == 27 * 5 and len(info["candidates"]) == 27
     scores = [c["validation_accuracy"] for c in info["candidates"]]
     best = info["candidates"][int(np.argmax(scores))]       # the first of the most accurate
     assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (best["gamma"], best["M"],
@@ -365,7 +366,9 @@ def test_successive_halving_schedule(sampling):
     rounds, last = _halving_oracle(info, 1000, 150)
     assert rounds == [(150, 27), (300, 9), (600, 3), (1000, 1)]
     assert [c["n_rows"] for c in info["candidates"]] == [m for m, k in rounds for _ in range(k)]
-    assert info["n_passes"] == 40 == len(info["candidates"])
+    repeats = {"replacement": 3, "permutation": 5}[sampling]      # 368 or 200 held out
+    assert info["n_repeats"] == repeats
+    assert info["n_passes"] == 40 * repeats and len(info["candidates"]) == 40
     # the model is the pass over all rows
     assert (clf.gamma_, clf.M_, info["validation_accuracy"]) == (
         last[0]["gamma"], last[0]["M"], last[0]["validation_accuracy"])
@@ -377,6 +380,34 @@ def test_successive_halving_schedule(sampling):
     assert_array_equal(again.dual_coef_, clf.dual_coef_)
     other = MarginSGDSVC(tune_size=150, sampling=sampling, random_state=1).fit(X, y)
     assert other.training_info_["candidates"] != info["candidates"]
+
+
+def test_repeated_passes_rank_candidates_by_their_mean():
+    """n_repeats passes per candidate, each on its own split: a candidate scores their mean
+    validation accuracy and its most accurate pass is its model; 'auto' repeats until
+    about 1,000 validation rows rank the candidates (at most 5 passes), once from 5,000
+    rows (1,000 held out)."""
+    X, y = _labels(n=600)
+    clf = MarginSGDSVC(gamma_grid=[0.1, 1.0], n_repeats=3, random_state=0).fit(X, y)
+    info = clf.training_info_
+    assert info["n_repeats"] == 3 and info["n_passes"] == 3 * 6
+    for c in info["candidates"]:
+        assert len(c["pass_accuracies"]) == 3
+        assert c["validation_accuracy"] == pytest.approx(np.mean(c["pass_accuracies"]))
+    chosen = max(info["candidates"], key=lambda c: c["validation_accuracy"])
+    assert (clf.gamma_, clf.M_) == (chosen["gamma"], chosen["M"])
+    assert info["validation_accuracy"] == chosen["validation_accuracy"]
+    assert clf.n_support_.sum() == chosen["n_support"]           # its own pass's model
+    # each pass holds out its own 120 rows, so a candidate's passes score differently
+    assert any(len(set(c["pass_accuracies"])) > 1 for c in info["candidates"])
+    one = MarginSGDSVC(gamma_grid=[0.1, 1.0], n_repeats=1, random_state=0).fit(X, y)
+    assert one.training_info_["n_passes"] == 6
+    assert all(len(c["pass_accuracies"]) == 1 for c in one.training_info_["candidates"])
+    est = MarginSGDSVC()
+    assert [est._repeats(n, "permutation") for n in (400, 600, 2500, 4990, 5000, 100_000)] == \
+        [5, 5, 2, 2, 1, 1]
+    assert est._repeats(1000, "replacement") == 3              # 368 rows out of bag
+    assert MarginSGDSVC(validation_fraction=0.5)._repeats(600, "permutation") == 4
 
 
 def test_tune_size_none_is_the_papers_procedure():
@@ -397,7 +428,7 @@ def test_validation_rows():
     clf = MarginSGDSVC(M=0.5, gamma=0.3, sampling="replacement", random_state=0).fit(X, y)
     # replacement: the rows never drawn, about 37 %
     assert abs(clf.training_info_["n_validation"] / 500 - np.exp(-1)) < 0.06
-    assert clf.training_info_["n_passes"] == 1 and clf.M_ == 0.5 and clf.gamma_ == 0.3
+    assert clf.training_info_["n_passes"] == 5 and clf.M_ == 0.5 and clf.gamma_ == 0.3
     clf = MarginSGDSVC(M=0.5, gamma=0.3, sampling="permutation", validation_fraction=0.3,
                        random_state=0).fit(X, y)
     assert clf.training_info_["n_validation"] == 150
