@@ -558,7 +558,7 @@ def test_accuracy_with_tuned_gamma(name, gamma, floor):
     assert clf.score(X_test, y_test) >= floor
 
 
-def test_a_diverging_candidate_ranks_last_without_warnings():
+def test_a_diverging_candidate_ranks_last_without_warnings(tmp_path):
     """Uncapped (C=None) with a poly kernel, whose k(x, x) is far from 1, some candidates of
     the gamma grid diverge to inf on the validation rows: their offsets had met inf - inf
     (RuntimeWarnings); they now rank last, and a finite candidate is the model."""
@@ -573,6 +573,13 @@ def test_a_diverging_candidate_ranks_last_without_warnings():
     scores = [c["validation_accuracy"] for c in clf.training_info_["candidates"]]
     assert -np.inf in scores and np.isfinite(clf.training_info_["validation_accuracy"])
     assert clf.score(X, y) > 0.75
+    # a model file holds the diverged passes' scores as null, the repeated ones too
+    from fastsvm.persistence import load_model, save_model
+
+    save_model(clf, tmp_path / "m.npz")
+    info = load_model(tmp_path / "m.npz").training_info_
+    assert None in [c["validation_accuracy"] for c in info["candidates"]]
+    assert None in [a for c in info["candidates"] for a in c["pass_accuracies"]]
 
 
 @pytest.mark.parametrize("tune_size, fraction", [(2, 0.6), (10, 0.95)])

@@ -464,12 +464,12 @@ class MarginSGDSVC(BaseSVC):
         validation rows) of its model; ties (within ``VALIDATION_TIE``) go to
         the candidate listed first.
         """
-        X, X_sq, copies = data
-        splits = [self._split(pool, problem.y, sampling, rng, copies) for _ in range(repeats)]
+        splits = [self._split(pool, problem.y, sampling, rng, data[2]) for _ in range(repeats)]
+        targets = np.vstack(problem.targets)
         scores, best = [], None
         for kernel, M in candidates:
-            passes = [self._validated_pass(problem, data, kernel, M, sampling, rows, held, rng,
-                                           bar) for rows, held in splits]
+            passes = [self._validated_pass(problem, data, targets, kernel, M, sampling, rows,
+                                           held, rng, bar) for rows, held in splits]
             accuracy = float(np.mean([p[0] for p in passes]))
             own = max(passes, key=lambda p: p[0])      # the first of equal ones
             scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
@@ -479,12 +479,14 @@ class MarginSGDSVC(BaseSVC):
                 best = (accuracy, kernel, M, *own[1:])
         return scores, best
 
-    def _validated_pass(self, problem, data, kernel, M, sampling, rows, held, rng, bar):
-        """One pass of candidate (kernel, M) over ``rows``, validated on ``held`` (None: its
-        out-of-bag rows): (validation accuracy, pass result, offsets, validation rows)."""
+    def _validated_pass(self, problem, data, targets, kernel, M, sampling, rows, held, rng,
+                        bar):
+        """One pass of candidate (kernel, M) for the binary ``targets`` over ``rows``,
+        validated on ``held`` (None: its out-of-bag rows): (validation accuracy, pass
+        result, offsets, validation rows)."""
         X, X_sq, copies = data
         cap = np.inf if self.C is None else float(self.C)
-        targets, weight, y_enc = np.vstack(problem.targets), problem.step_weights, problem.y
+        weight, y_enc = problem.step_weights, problem.y
         order = draw_order(rows, sampling,
                            np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
         # the binary problems share the draws, so they share the out-of-bag rows
