@@ -354,7 +354,7 @@ def test_dense_dual_coef_of_many_separate_models_is_refused(monkeypatch, params)
     assert 8 * 2 * len(est.support_vectors_) < limit      # the stores alone would pass
     monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit)
     with pytest.raises(ValueError, match="dual_coef_ .* GiB.*multi_class='ovr'"):
-        est.set_params(random_state=0).fit(X, y)
+        est.fit(X, y)
     assert_array_equal(est.dual_coef_, before)
     monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit + 1)
     assert_array_equal(est.fit(X, y).dual_coef_, before)

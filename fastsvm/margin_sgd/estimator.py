@@ -470,10 +470,11 @@ class MarginSGDSVC(BaseSVC):
         for kernel, M in candidates:
             passes = [self._validated_pass(problem, data, targets, kernel, M, sampling, rows,
                                            held, rng, bar) for rows, held in splits]
-            accuracy = float(np.mean([p[0] for p in passes]))
+            accuracies = [p[0] for p in passes]
+            accuracy = float(np.mean(accuracies))
             own = max(passes, key=lambda p: p[0])      # the first of equal ones
             scores.append({"gamma": kernel.gamma, "M": M, "validation_accuracy": accuracy,
-                           "pass_accuracies": [p[0] for p in passes],
+                           "pass_accuracies": accuracies,
                            "n_support": int(own[1].n_support.sum()), "n_rows": len(pool)})
             if best is None or accuracy > best[0] + VALIDATION_TIE:
                 best = (accuracy, kernel, M, *own[1:])
