@@ -524,6 +524,24 @@ def test_partial_fit_stream_matches_fit_quality():
     assert stream.score(Xt, yt) >= 0.93
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+def test_partial_fit_never_joins_a_row_into_an_earlier_batchs_vector(classes):
+    """With removal, a violation by a row that is a support vector adds to that vector.  Row i
+    of the next batch is another point: it had been added into batch 1's row i (3 of 35
+    violations here), a step at the wrong place.  One pass per batch joins nothing, so
+    every violation is a vector of its own."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 2)
+    X[100:] += 5
+    y = np.arange(200) % classes
+    clf = BudgetSVC(kernel="linear", maintenance="remove", budget=1000, random_state=0)
+    clf.partial_fit(X[:100], y[:100], classes=np.arange(classes))
+    clf.partial_fit(X[100:], y[100:])
+    info = clf.training_info_
+    assert info["maintenance_events"] == 0
+    assert info["support_vectors_added"] == len(clf.support_vectors_) > 0
+
+
 def test_partial_fit_lambda_change_keeps_the_model():
     X, y = _moons()
     clf = BudgetSVC(budget=20, random_state=0).partial_fit(X, y)

@@ -346,6 +346,17 @@ def test_budget_multiclass_weights_and_round_trip(client, tmp_path, shared_budge
     assert_array_equal(load_model(tmp_path / "b.npz").predict(Xt), dist.predict(Xt))
 
 
+def test_budget_never_joins_a_row_into_another_partitions_vector(client):
+    """A row's index names it within its partition only: with removal, local row i of one
+    partition had taken its steps into the vector of row i of another."""
+    X, y = _data(n=1000)
+    clf = DaskBudgetSVC(client=client, kernel="linear", maintenance="remove", budget=5000,
+                        epochs=1, random_state=0).fit(da.from_array(X, chunks=250),
+                                                      da.from_array(y, chunks=250))
+    assert clf.training_info_["maintenance_events"] == 0
+    assert clf.training_info_["support_vectors_added"] == len(clf.support_vectors_) > 0
+
+
 def test_budget_diagnostics_compare_the_merge_methods_on_the_workers(client):
     """diagnostics=True had been dropped on the workers, reporting no event compared and a
     perfect agreement."""

@@ -240,8 +240,12 @@ class BudgetSVC(BaseSVC):
     support vector and works in any feature space.  With removal, a violating
     training row that is already a support vector takes the step into its own
     coefficient instead of entering a second time (phi(x) is the same vector,
-    so w is the same; merging joins such a pair at zero degradation).
-    Without it the budget filled with vectors that the step schedule makes
+    so w is the same; merging joins such a pair at zero degradation).  A
+    row is known by its index within the rows of one call: the vectors of
+    earlier ``partial_fit`` batches (and of other partitions in
+    :class:`fastsvm.dask.DaskBudgetSVC`) are no longer rows, since the next
+    batch's row i is another point (it had taken its steps into the earlier
+    row i's coefficient).  Without it the budget filled with vectors that the step schedule makes
     ever smaller (each new one is the smallest, so it is the one removed, and
     every coefficient shrinks with the steps), and the model decayed toward
     0 with the epochs: the 5-class set of ``benchmarks/_generated.py`` fell to
@@ -632,6 +636,7 @@ class BudgetSVC(BaseSVC):
             streams = copy.deepcopy(streams)    # the previous model stays intact
             for state in (state for stream in streams for state in stream.states):
                 state.to_pegasos_steps()        # after fit's linear decay
+                state.forget_rows()             # the rows of earlier batches are gone
         problem = self._problem(X, y, sample_weight, classes=classes, reset=streams is None,
                                 partial=True)
         if streams is None:

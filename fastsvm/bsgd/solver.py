@@ -82,6 +82,13 @@ class BSGDState:
         sv_idx[:n] = self.sv_idx[:n]
         self.svt, self.sv_sq, self.beta, self.sv_idx = svt, sv_sq, beta, sv_idx
 
+    def forget_rows(self):
+        """Mark every support vector as no row of the data the next steps run on (``sv_idx``
+        -1): a row index names a row of one batch (``partial_fit``) or one Dask partition,
+        and the same index in the next would otherwise take the steps of a different row
+        into this vector (see "Budget maintenance" in :mod:`fastsvm.bsgd._kernels`)."""
+        self.sv_idx[:] = -1
+
     def to_pegasos_steps(self):
         """Continue with Pegasos steps (``horizon`` 0) from the model of linear-decay steps,
         alpha unchanged: beta = lambda G(t) alpha scales by t / G_T(t).  ``partial_fit``
