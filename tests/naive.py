@@ -63,9 +63,9 @@ class NaiveBSGD:
     w <- (1 - rho_t) w + [y f(x) < 1] c eta_t y phi(x), with rho_t = 1/t
     (Pegasos, ``horizon=0``) or rho_t = 2(T + 1 - t) / (t (2T + 1 - t)) (linear
     decay over ``horizon=T`` steps).  ``kernel(x, z)`` defaults to the RBF
-    kernel of width gamma (merging needs it).  With removal, a violating training row
-    that is already a support vector (``row`` given to ``step``) adds its step to its
-    own coefficient: phi(x) is the same vector, so that is the same w as a second copy.
+    kernel of width gamma (merging needs it).  A violating training row that is already
+    a support vector, unmerged (``row`` given to ``step``), adds its step to its own
+    coefficient: phi(x) is the same vector, so that is the same w as a second copy.
     ``bias_scale`` = c^2 > 0 trains the offset b as the weight of a constant feature c:
     it shrinks with w and a violation adds c^2 times its step.
     """
@@ -79,8 +79,8 @@ class NaiveBSGD:
         self.sv, self.alpha, self.rows, self.t, self.b = [], [], [], 0, 0.0
 
     def _own_vector(self, row):
-        """The slot of training row ``row``'s own support vector under removal, or None."""
-        if self.maintenance != "remove" or row is None or row not in self.rows:
+        """The slot of training row ``row``'s own (unmerged) support vector, or None."""
+        if row is None or row not in self.rows:
             return None
         return self.rows.index(row)
 

@@ -512,6 +512,27 @@ def test_no_merges_when_the_budget_is_never_reached():
     assert info["merges"] == info["maintenance_events"] == 0
 
 
+@pytest.mark.parametrize("classes, multi_class", [(2, "ovr"), (3, "ovr"), (3, "ovo")])
+def test_a_budget_above_the_rows_holds_each_row_once(classes, multi_class):
+    """A violating row that is its own vector adds its step there: 5 epochs over 300 rows
+    under a budget of 10,000 keep each model's rows at most once, and merge nothing.  The
+    rows had entered again at every violation (up to 5 copies each), 300 classes of 10 rows
+    filling the 'auto' shared budget of 8,660 for 3,000 rows."""
+    X, y = make_blobs(300, centers=classes, cluster_std=3.0, random_state=0)
+    clf = BudgetSVC(budget=10_000, epochs=5, multi_class=multi_class,
+                    random_state=0).fit(X, y)
+    info = clf.training_info_
+    assert info["maintenance_events"] == 0
+    assert info["support_vectors_added"] > len(clf.support_vectors_)     # rows violated again
+    blocks = ([clf.support_] if multi_class == "ovr" else
+              np.split(clf.support_, np.cumsum(clf.n_support_)[:-1]))
+    for rows in blocks:
+        assert len(np.unique(rows)) == len(rows) <= len(X)
+    assert_array_equal(clf.support_vectors_, X[clf.support_])
+    for state in (state for stream in clf._streams for state in stream.states):
+        assert state.sv_sq.shape[0] <= len(X) + 1       # room for the rows, not the steps
+
+
 # --------------------------------------------------------------------- streaming
 def test_partial_fit_stream_matches_fit_quality():
     X, y = make_moons(4000, noise=0.2, random_state=0)

@@ -287,7 +287,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                 violated = True
             else:
                 beta[n_sv, c] = 0.0
-        slot = slot_of_row(sv_idx, n_sv, i) if violated and maintenance == REMOVE else -1
+        slot = slot_of_row(sv_idx, n_sv, i) if violated else -1
         if slot >= 0:           # removal: the row's own vector takes the steps
             for c in range(n_models):
                 beta[slot, c] += beta[n_sv, c]

@@ -65,8 +65,9 @@ class BSGDState:
     def reserve(self, size):
         """Make room for ``size`` support vectors (plus one), keeping the current ones.
 
-        Room grows with need, min(budget, support vectors + steps of the next
-        pass), so a budget far above the data costs nothing.
+        Room grows with need, min(budget, support vectors + rows of the next
+        pass that are not yet vectors), so a budget far above the data costs
+        nothing.
         """
         capacity = size + 1
         if self.sv_sq.shape[0] >= capacity:
@@ -176,7 +177,9 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     paper's objective, without one).
     """
     table_h, table_wd = tables
-    state.reserve(min(budget, state.n_sv + order.shape[0]))
+    # each row enters at most once: a row that is its own vector takes its steps there
+    entering = np.setdiff1d(order, state.sv_idx[:state.n_sv]).shape[0]
+    state.reserve(min(budget, state.n_sv + entering))
     step = _options.CHUNK_STEPS
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     for start in range(0, order.shape[0], step):
