@@ -244,9 +244,10 @@ class BudgetSVC(BaseSVC):
     vector of its own (not merged) takes the step into its coefficient instead
     of entering a second time: phi(x) is the same vector, so w is the same.
     A row is known by its index within the rows of one call: the vectors of
-    earlier ``partial_fit`` batches (and of other partitions in
-    :class:`fastsvm.dask.DaskBudgetSVC`) are no longer rows, since the next
-    batch's row i is another point.  The paper's Algorithm 1 adds the row
+    earlier ``partial_fit`` batches are no longer rows, since the next
+    batch's row i is another point (:class:`fastsvm.dask.DaskBudgetSVC`,
+    whose model travels through pieces of partitions, likewise forgets them
+    at every piece).  The paper's Algorithm 1 adds the row
     again, and merging joins the two copies at zero degradation, but only
     once the budget is full, so a budget above the rows filled with copies
     first: 300 classes of 10 rows (one-vs-rest on the 'auto' shared budget
