@@ -87,7 +87,7 @@ own (``sv_idx``, not merged) adds the step to that vector's beta instead of
 adding the row again: the same w, without spending the budget on a duplicate.
 Alg. 1 adds the row again; merging then joins the two copies at zero
 degradation, but only once the budget is full, so a budget above the rows
-filled with copies first (and removal, which never joins, kept them).
+filled with copies first (and removal, which never merges, kept them).
 Since s(h) >= max(m, 1-m), a merged |beta| never falls below its larger
 parent's (up to rounding), so without weights and within one lambda the
 vector just added (|beta| = G(t) - G(t-1), which does not grow with t) is
@@ -308,8 +308,9 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     the step sizes (0: Pegasos, T: linear decay over T steps) and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
     rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
-    least min(budget, n_sv + the rows of ``order`` not in ``sv_idx``) + 1) and ``bias`` (shape (1,), the scaled
-    offset; see "Offset" above, ``bias_scale`` = c^2, 0 for none) is updated in place; returns
+    least min(budget, n_sv + the rows of ``order`` not in ``sv_idx``) + 1) and
+    ``bias`` (shape (1,), the scaled offset; see "Offset" above, ``bias_scale``
+    = c^2, 0 for none) is updated in place; returns
     the new number of support vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
     here is bounds-checked.
     """
@@ -342,7 +343,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
             step = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
             bias[0] += bias_scale * step
             slot = slot_of_row(sv_idx, n_sv, i)
-            if slot >= 0:       # removal: the row's own vector takes the step (see above)
+            if slot >= 0:       # the row's own vector takes the step (see above)
                 beta[slot] += step
                 stats[ST_ADDED] += 1
                 continue

@@ -288,7 +288,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             else:
                 beta[n_sv, c] = 0.0
         slot = slot_of_row(sv_idx, n_sv, i) if violated else -1
-        if slot >= 0:           # removal: the row's own vector takes the steps
+        if slot >= 0:           # the row's own vector takes the steps
             for c in range(n_models):
                 beta[slot, c] += beta[n_sv, c]
             stats[ST_ADDED] += 1

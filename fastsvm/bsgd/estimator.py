@@ -88,8 +88,9 @@ def check_stores(states, budget, rows, n_features):
     ``_options.DENSE_VECTORS_MAX_BYTES`` with the ``support_vectors_`` stacked from them:
     state s may hold min(budget, its vectors + ``rows[id(s)]``), since each row enters at
     most once (a row that is its own vector takes its steps there; where the rows are
-    forgotten between passes, as DaskBudgetSVC's partitions are, pass the steps).  A single store checks itself as it grows (:meth:`BSGDState.reserve`), so a
-    large budget costs nothing until it is used."""
+    forgotten between passes, as DaskBudgetSVC's pieces forget them, pass the steps).  A
+    single store checks itself as it grows (:meth:`BSGDState.reserve`), so a large budget
+    costs nothing until it is used."""
     if len(states) > 1:
         check_dense_vectors(sum(min(budget, s.n_sv + rows.get(id(s), 0)) for s in states),
                             n_features, copies=2)
@@ -247,13 +248,12 @@ class BudgetSVC(BaseSVC):
     earlier ``partial_fit`` batches are no longer rows, since the next
     batch's row i is another point (:class:`fastsvm.dask.DaskBudgetSVC`,
     whose model travels through pieces of partitions, likewise forgets them
-    at every piece).  The paper's Algorithm 1 adds the row
-    again, and merging joins the two copies at zero degradation, but only
-    once the budget is full, so a budget above the rows filled with copies
-    first: 300 classes of 10 rows (one-vs-rest on the 'auto' shared budget
-    500 sqrt(300) = 8,660) kept 8,660 vectors for 3,000 rows and fitted in
-    12.4 s, now 3,000 in 1.75 s (test accuracy 99.10 -> 99.13 %, seeds
-    0-2).  Where the budget fills, fewer copies are merged: usps (one-vs-one,
+    at every piece).  The paper's Algorithm 1 adds the row again, and
+    merging joins the two copies at zero degradation, but only once the
+    budget is full, so a budget above the rows filled with copies first: 300
+    classes of 10 rows (one-vs-rest on the 'auto' shared budget 500 sqrt(300)
+    = 8,660) kept 8,660 vectors for 3,000 rows and fitted in 12.4 s, now
+    3,000 in 1.75 s (test accuracy 99.10 -> 99.13 %, seeds 0-2).  Where the budget fills, fewer copies are merged: usps (one-vs-one,
     224 vectors per pair) 9,008 -> 1,484 merges, 2.74 -> 2.31 s, 94.64 ->
     94.69 %; dense_wide 96.72 -> 96.80 %; a9a, ijcnn1, covtype, sphere and
     noisy_moons as before (every seed's accuracy the same).  With removal it
@@ -261,8 +261,9 @@ class BudgetSVC(BaseSVC):
     schedule makes ever smaller (each new one is the smallest, so it is the
     one removed, and every coefficient shrinks with the steps), and the model
     decayed toward 0 with the epochs: the 5-class set of
-    ``benchmarks/_generated.py`` fell to 20 % test accuracy at 20 epochs (rbf; now 89.3 %), 200 rows of two
-    blobs to 57 % training accuracy at 50 epochs (poly; now 94.5 %).  The
+    ``benchmarks/_generated.py`` fell to 20 % test accuracy at 20 epochs
+    (rbf; now 89.3 %), 200 rows of two blobs to 57 % training accuracy at 50
+    epochs (poly; now 94.5 %).  The
     budget's rows still stay those of the first violators (each new one is
     the smallest), so removal fits the SVM on their coefficients only: on
     10,000 rows of a9a and ijcnn1 (seeds 0-1, 5 and 20 epochs) rbf and poly

@@ -45,7 +45,7 @@ def _pass(part, state, model, seed, piece, pieces, lam, kernel, params, totals):
     state = copy.deepcopy(state)
     if part.n_samples == 0:
         return state
-    state.forget_rows()         # its vectors' row indices name rows of other partitions
+    state.forget_rows()         # its vectors' row indices may name another partition's rows
     order = np.array_split(part.order(seed), pieces)[piece]
     y = part.labels if state.shared else part.targets[model]
     budget, maintenance, method, diagnostics, bias_scale = params
