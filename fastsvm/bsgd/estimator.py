@@ -243,34 +243,34 @@ class BudgetSVC(BaseSVC):
 
     **A row's own vector.**  A violating training row that is still a support
     vector of its own (not merged) takes the step into its coefficient instead
-    of entering a second time: phi(x) is the same vector, so w is the same.
-    A row is known by its index within the rows of one call: the vectors of
-    earlier ``partial_fit`` batches are no longer rows, since the next
-    batch's row i is another point (:class:`fastsvm.dask.DaskBudgetSVC`,
-    whose model travels through pieces of partitions, likewise forgets them
-    at every piece).  The paper's Algorithm 1 adds the row again, and
-    merging joins the two copies at zero degradation, but only once the
-    budget is full, so a budget above the rows filled with copies first: 300
-    classes of 10 rows (one-vs-rest on the 'auto' shared budget 500 sqrt(300)
-    = 8,660) kept 8,660 vectors for 3,000 rows and fitted in 12.4 s, now
-    3,000 in 1.75 s (test accuracy 99.10 -> 99.13 %, seeds 0-2).  Where the budget fills, fewer copies are merged: usps (one-vs-one,
-    224 vectors per pair) 9,008 -> 1,484 merges, 2.74 -> 2.31 s, 94.64 ->
-    94.69 %; dense_wide 96.72 -> 96.80 %; a9a, ijcnn1, covtype, sphere and
-    noisy_moons as before (every seed's accuracy the same).  With removal it
-    keeps the model: without it the budget filled with vectors that the step
-    schedule makes ever smaller (each new one is the smallest, so it is the
-    one removed, and every coefficient shrinks with the steps), and the model
-    decayed toward 0 with the epochs: the 5-class set of
-    ``benchmarks/_generated.py`` fell to 20 % test accuracy at 20 epochs
-    (rbf; now 89.3 %), 200 rows of two blobs to 57 % training accuracy at 50
-    epochs (poly; now 94.5 %).  The
-    budget's rows still stay those of the first violators (each new one is
-    the smallest), so removal fits the SVM on their coefficients only: on
-    10,000 rows of a9a and ijcnn1 (seeds 0-1, 5 and 20 epochs) rbf and poly
-    gained 0.4 to 2.3 points, but the linear kernel lost 5 to 6 points on
-    a9a (82.5 -> 76.5 %: the decaying model had been the sum of the first
-    violators, a good linear rule there).  For a linear model use
-    :class:`fastsvm.HuberSVC`; for other kernels :class:`fastsvm.NystromSVC`.
+    of entering a second time: phi(x) is the same vector, so w is the same.  A
+    row is known by its index within the rows of one call: the vectors of
+    earlier ``partial_fit`` batches are no longer rows, since the next batch's
+    row i is another point (:class:`fastsvm.dask.DaskBudgetSVC`, whose model
+    travels through pieces of partitions, likewise forgets them at every
+    piece).  The paper's Algorithm 1 adds the row again, and merging joins the
+    two copies at zero degradation, but only once the budget is full, so a
+    budget above the rows filled with copies first: 300 classes of 10 rows
+    (one-vs-rest on the 'auto' shared budget 500 sqrt(300) = 8,660) kept 8,660
+    vectors for 3,000 rows and fitted in 12.4 s, now 3,000 in 1.75 s (test
+    accuracy 99.10 -> 99.13 %, seeds 0-2).  Where the budget fills, fewer
+    copies are merged: usps (one-vs-one, 224 vectors per pair) 9,008 -> 1,484
+    merges, 2.74 -> 2.31 s, 94.64 -> 94.69 %; dense_wide 96.72 -> 96.80 %;
+    a9a, ijcnn1, covtype, sphere and noisy_moons as before (every seed's
+    accuracy the same).  With removal it keeps the model: without it the
+    budget filled with vectors that the step schedule makes ever smaller (each
+    new one is the smallest, so it is the one removed, and every coefficient
+    shrinks with the steps), and the model decayed toward 0 with the epochs:
+    the 5-class set of ``benchmarks/_generated.py`` fell to 20 % test accuracy
+    at 20 epochs (rbf; now 89.3 %), 200 rows of two blobs to 57 % training
+    accuracy at 50 epochs (poly; now 94.5 %).  The budget's rows still stay
+    those of the first violators (each new one is the smallest), so removal
+    fits the SVM on their coefficients only: on 10,000 rows of a9a and ijcnn1
+    (seeds 0-1, 5 and 20 epochs) rbf and poly gained 0.4 to 2.3 points, but
+    the linear kernel lost 5 to 6 points on a9a (82.5 -> 76.5 %: the decaying
+    model had been the sum of the first violators, a good linear rule there).
+    For a linear model use :class:`fastsvm.HuberSVC`; for other kernels
+    :class:`fastsvm.NystromSVC`.
     A callable is evaluated once into the n x n kernel matrix, as SVC does.
 
     **The offset.**  The paper's objective (1) has none.  With
