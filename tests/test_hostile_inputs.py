@@ -321,11 +321,12 @@ def test_dense_support_vectors_of_very_wide_sparse_data_are_refused(make):
 def test_many_binary_models_are_bounded_together(monkeypatch, params):
     """Each of BudgetSVC's binary models checks its own store, but 45 one-vs-one pairs (or
     10 separate budgets) could together exceed the limit: the fit is refused before
-    training, on the bound min(budget, steps) per model, and fits under a limit the bound
-    clears."""
+    training, on the bound min(budget, rows) per model (a row enters a store once, however
+    many epochs visit it; the bound had counted the steps), and fits under a limit the
+    bound clears."""
     rng = np.random.default_rng(0)
     X, y = rng.random((400, 1000)), np.arange(400) % 10
-    est = BudgetSVC(random_state=0, epochs=1, **params)
+    est = BudgetSVC(random_state=0, epochs=5, **params)
     models = 45 if not params else 10
     per_model = min(resolve_budget("auto", 10, est.multi_class, est.shared_budget),
                     80 if not params else 400)
