@@ -21,7 +21,9 @@ from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels
 from fastsvm.nystrom.embedding import (NystromMap, cholesky_factor, inverse_factor,
                                        nystrom_factors, sample_landmarks, times_inverse_factor)
-from fastsvm.nystrom.solver import embedded_sq_norms, primal_objective, solve_assg, solve_dcd
+from fastsvm.nystrom import solver
+from fastsvm.nystrom.solver import (dcd_check_interval, embedded_sq_norms, primal_objective,
+                                    solve_assg, solve_dcd)
 from fastsvm.nystrom.store import EmbeddingStore
 
 from . import naive
@@ -428,6 +430,45 @@ def test_dcd_budget_counts_a_shrunk_pass_as_its_share():
     assert 20 * 400 <= visits.total < 21 * 400       # the budget, overshot by under a pass
     assert result.epochs > 100 and not result.converged
     assert len(result.gap) == 1                      # tol=None: the final gap only
+
+
+def test_dcd_check_interval_closes_in_on_the_predicted_end():
+    n, tol = 100, 1e-3
+    # 1 -> 0.1 in 400 updates: 0.1 -> tol takes 800 more at that rate; half of them
+    assert dcd_check_interval(n, 1.0, 0.1, 400, 10_000, tol) == pytest.approx(400)
+    assert dcd_check_interval(n, 1.0, 0.1, 400, 600, tol) == 300      # half the work so far
+    assert dcd_check_interval(n, 1.0, 0.1, 400, 100, tol) == 200      # at least 2n
+    assert dcd_check_interval(n, 1.0, 0.5, 4000, 10_000, tol) == 5000   # slow: the work cap
+    assert dcd_check_interval(n, 0.5, 0.5, 400, 5000, tol) == 2500    # no progress
+    assert dcd_check_interval(n, 1.0, 0.009, 400, 10_000, tol) == 200  # near tol: every 2n
+
+
+def test_dcd_checks_the_gap_at_growing_intervals_far_from_tol(monkeypatch):
+    """A check costs a product with every row.  Far from tol (gap above 10 tol) they come
+    at the intervals :func:`dcd_check_interval` predicts, at most half the work so far, not
+    every 2n updates (which took 320 checks here); near tol every 2n, since the best
+    primal point seen at the checks is what certifies.  The certificate still holds."""
+    rng = np.random.default_rng(5)
+    n, tol = 1000, 1e-4
+    Phi = rng.normal(size=(n, 20)).astype(np.float32)
+    y = np.where(Phi[:, 0] + Phi[:, 1] ** 2 - 1 + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    visits, at = _Visits(), []
+    hinge_sum = solver.hinge_sum
+    monkeypatch.setattr(solver, "hinge_sum",
+                        lambda *a, **k: at.append(visits.total) or hinge_sum(*a, **k))
+    lam = 1 / (10.0 * n)
+    result = solve_dcd(Phi, y, np.ones(n), 1.0, lam, 1000, tol, np.random.default_rng(0), visits)
+    assert result.converged and result.gap[-1] <= tol
+    checks = np.array(at[1:])                   # at[0]: P(0), before any pass
+    gaps = np.array(result.gap)
+    far = gaps[:-1] > 10 * tol
+    intervals = np.diff(checks)
+    assert np.all(intervals >= 2 * n)
+    assert np.all(intervals[far] <= np.maximum(2 * n, checks[:-1][far] / 2) + n)  # + a pass
+    assert np.all(intervals[~far] < 3 * n)
+    assert 5 <= far.sum() <= 15 and (~far).sum() >= 10
+    tight = solve_dcd(Phi, y, np.ones(n), 1.0, lam, 5000, 1e-8, np.random.default_rng(1))
+    assert result.objective[-1] <= tight.objective[-1] * (1 + tol)
 
 
 def test_dcd_multiclass_is_deterministic_and_n_jobs_invariant():

@@ -62,7 +62,7 @@ from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
                                  times_inverse_factor, uniform_landmarks)
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
-                              SolverResult, embedded_sq_norms, hinge_sum)
+                              SolverResult, dcd_check_interval, embedded_sq_norms, hinge_sum)
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 from ._data import _is_dask, map_rows
 
@@ -337,7 +337,9 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
     shrinking, the same rule for when the gap is checked and the same result, a
     :class:`~fastsvm.nystrom.solver.SolverResult` holding the w of the smallest primal
     objective seen at the checks.  A check is computed by the partitions while the
-    next passes run; if it meets ``tol``, they are dropped.  The work is bounded as
+    next passes run; if it meets ``tol``, they are dropped, and otherwise its gap sets
+    the interval to the next check as locally, from then on
+    (:func:`~fastsvm.nystrom.solver.dcd_check_interval`).  The work is bounded as
     locally: ``max_passes`` * n row visits.
     """
     state = _Travelling(client, embedded, sizes, model, r, bias_feature, rng)
@@ -345,6 +347,7 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
     result = SolverResult(state.w.copy(), [1.0])      # P(0) = (1/S) sum_i s_i = 1
     pg_tol = DCD_PG_TOL_START
     updates, terms, full_and_met = 0, None, False
+    interval = DCD_GAP_CHECK_PASSES * n                 # updates from one check to the next
     budget = max_passes * n                             # row visits left
 
     def checked(terms, w):
@@ -359,7 +362,7 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
         return tol is not None and result.gap[-1] <= tol
 
     while budget > 0:
-        to_check = DCD_GAP_CHECK_PASSES * n - updates if tol is not None else np.inf
+        to_check = interval - updates if tol is not None else np.inf
         gathered = state.gathers()
         if gathered:
             duals, summary = state.shrunk(pg_tol, min(to_check, budget))
@@ -372,6 +375,8 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
                 return result
             if full_and_met:
                 pg_tol /= DCD_PG_TOL_FACTOR
+            gap_before = result.gap[-2] if len(result.gap) > 1 else 1.0
+            interval = dcd_check_interval(n, gap_before, result.gap[-1], span, done, tol)
         state.duals = duals
         if gathered:
             state.w, pg_max, pg_min, passes, visited, met, state.active = summary.result()
@@ -388,8 +393,8 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
             progress.update(visited)
         full_and_met = met and visited == n and passes == 1
         terms = None
-        if tol is not None and (full_and_met or updates >= DCD_GAP_CHECK_PASSES * n):
-            updates = 0
+        if tol is not None and (full_and_met or updates >= interval):
+            span, done, updates = updates, max_passes * n - budget, 0
             terms = state.gap_terms()
         state.passed(met, pg_max, pg_min)
     if terms is None:
