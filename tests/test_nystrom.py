@@ -441,6 +441,9 @@ def test_dcd_check_interval_closes_in_on_the_predicted_end():
     assert dcd_check_interval(n, 1.0, 0.5, 4000, 10_000, tol) == 5000   # slow: the work cap
     assert dcd_check_interval(n, 0.5, 0.5, 400, 5000, tol) == 2500    # no progress
     assert dcd_check_interval(n, 1.0, 0.009, 400, 10_000, tol) == 200  # near tol: every 2n
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # tol = 0: no division by it
+        assert dcd_check_interval(n, 1.0, 0.1, 400, 10_000, 0.0) == 5000
 
 
 def test_dcd_checks_the_gap_at_growing_intervals_far_from_tol(monkeypatch):

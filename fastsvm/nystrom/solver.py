@@ -273,11 +273,12 @@ def dcd_check_interval(n, gap_before, gap, updates, done, tol):
     least = DCD_GAP_CHECK_PASSES * n
     if gap <= DCD_GAP_NEAR * tol:
         return least
-    fall = np.log(gap_before / gap) if gap > 0 else np.inf
-    if not fall > 0:
-        return max(least, 0.5 * done)
+    cap = max(least, 0.5 * done)
+    fall = np.log(gap_before / gap)                 # gap_before >= gap > 0 here
+    if not (fall > 0 and tol > 0):                  # no progress, or tol = 0: never near
+        return cap
     remaining = np.log(gap / tol) / fall * updates
-    return min(max(least, 0.5 * remaining), max(least, 0.5 * done))
+    return min(max(least, 0.5 * remaining), cap)
 
 
 def solve_dcd(Phi, y, weight, bias_feature, lam, max_passes, tol, rng, progress=None,
