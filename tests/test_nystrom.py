@@ -434,15 +434,15 @@ def test_dcd_budget_counts_a_shrunk_pass_as_its_share():
 def test_dcd_check_interval_closes_in_on_the_predicted_end():
     n, tol = 100, 1e-3
     # 1 -> 0.1 in 400 updates: 0.1 -> tol takes 800 more at that rate; half of them
-    assert dcd_check_interval(n, 1.0, 0.1, 400, 10_000, tol) == pytest.approx(400)
-    assert dcd_check_interval(n, 1.0, 0.1, 400, 600, tol) == 300      # half the work so far
-    assert dcd_check_interval(n, 1.0, 0.1, 400, 100, tol) == 200      # at least 2n
-    assert dcd_check_interval(n, 1.0, 0.5, 4000, 10_000, tol) == 5000   # slow: the work cap
-    assert dcd_check_interval(n, 0.5, 0.5, 400, 5000, tol) == 2500    # no progress
-    assert dcd_check_interval(n, 1.0, 0.009, 400, 10_000, tol) == 200  # near tol: every 2n
+    assert dcd_check_interval(n, [1.0, 0.1], 400, 10_000, tol) == pytest.approx(400)
+    assert dcd_check_interval(n, [1.0, 0.1], 400, 600, tol) == 300      # half the work so far
+    assert dcd_check_interval(n, [1.0, 0.1], 400, 100, tol) == 200      # at least 2n
+    assert dcd_check_interval(n, [0.5], 4000, 10_000, tol) == 5000   # slow: the work cap
+    assert dcd_check_interval(n, [0.5, 0.5], 400, 5000, tol) == 2500    # no progress
+    assert dcd_check_interval(n, [0.009], 400, 10_000, tol) == 200  # near tol: every 2n
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # tol = 0: no division by it
-        assert dcd_check_interval(n, 1.0, 0.1, 400, 10_000, 0.0) == 5000
+        assert dcd_check_interval(n, [1.0, 0.1], 400, 10_000, 0.0) == 5000
 
 
 def test_dcd_checks_the_gap_at_growing_intervals_far_from_tol(monkeypatch):

@@ -375,8 +375,7 @@ def solve_dcd_travelling(client, embedded, sizes, model, r, bias_feature, lam, w
                 return result
             if full_and_met:
                 pg_tol /= DCD_PG_TOL_FACTOR
-            gap_before = result.gap[-2] if len(result.gap) > 1 else 1.0
-            interval = dcd_check_interval(n, gap_before, result.gap[-1], span, done, tol)
+            interval = dcd_check_interval(n, result.gap, span, done, tol)
         state.duals = duals
         if gathered:
             state.w, pg_max, pg_min, passes, visited, met, state.active = summary.result()

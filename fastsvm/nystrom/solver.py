@@ -250,13 +250,14 @@ DCD_GAP_CHECK_PASSES = 2
 DCD_GAP_NEAR = 10.0
 
 
-def dcd_check_interval(n, gap_before, gap, updates, done, tol):
+def dcd_check_interval(n, gaps, updates, done, tol):
     """Coordinate updates from a duality-gap check of dual coordinate descent to the next
-    periodic one.
+    periodic one, given the ``gaps`` of the checks so far (the last one just made).
 
     DCD converges linearly (Hsieh et al. 2008, Theorem 1): log(gap) falls about
-    in proportion to the updates.  At the rate of the last ``updates`` (from
-    ``gap_before`` to ``gap``), reaching ``tol`` takes R = log(gap / tol) /
+    in proportion to the updates.  At the rate of the last ``updates`` (from the
+    check before, or from alpha = 0, whose relative gap is 1, to the last
+    gap), reaching ``tol`` takes R = log(gap / tol) /
     rate more updates; the next check comes after R / 2, so that the checks
     close in on the predicted end.  At least ``DCD_GAP_CHECK_PASSES`` * n, and
     at most half the ``done`` updates of the whole run so far: DCD is slow
@@ -271,6 +272,7 @@ def dcd_check_interval(n, gap_before, gap, updates, done, tol):
     10.9 s, and 84 passes' worth of updates instead of 90).
     """
     least = DCD_GAP_CHECK_PASSES * n
+    gap, gap_before = gaps[-1], (gaps[-2] if len(gaps) > 1 else 1.0)
     if gap <= DCD_GAP_NEAR * tol:
         return least
     cap = max(least, 0.5 * done)
@@ -359,9 +361,7 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_passes, tol, rng, progress=
             result.converged = check()
             if result.converged:
                 break
-            gap_before = result.gap[-2] if len(result.gap) > 1 else 1.0   # gap(alpha = 0) = 1
-            interval = dcd_check_interval(n, gap_before, result.gap[-1], updates,
-                                          max_passes * n - budget, tol)
+            interval = dcd_check_interval(n, result.gap, updates, max_passes * n - budget, tol)
             updates = 0
             if met and visited == n:
                 pg_tol /= DCD_PG_TOL_FACTOR
