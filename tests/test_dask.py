@@ -17,6 +17,7 @@ distributed = pytest.importorskip("distributed")
 from fastsvm import BudgetSVC, HuberSVC, NystromSVC  # noqa: E402
 from fastsvm.bsgd.solver import hinge_offset  # noqa: E402
 from fastsvm.dask import DaskBudgetSVC, DaskHuberSVC, DaskNystromSVC  # noqa: E402
+from fastsvm.dask import budget as dask_budget  # noqa: E402
 from fastsvm.dask import huber as dask_huber  # noqa: E402
 from fastsvm.dask import nystrom as dask_nystrom  # noqa: E402
 from fastsvm.dask._offset import Breakpoints, distributed_offsets  # noqa: E402
@@ -355,6 +356,39 @@ def test_budget_never_joins_a_row_into_another_partitions_vector(client):
                                                       da.from_array(y, chunks=250))
     assert clf.training_info_["maintenance_events"] == 0
     assert clf.training_info_["support_vectors_added"] == len(clf.support_vectors_) > 0
+
+
+def test_budget_joins_a_row_into_its_own_vector_in_every_piece_and_epoch(client):
+    """The model numbers the rows of all partitions: a row whose vector is still its own
+    takes its later steps there, so the budget holds each row at most once (before, 827
+    vectors for 474 distinct rows here), and with removal the model no longer fills the
+    budget with ever smaller copies (a 5-class set: 66.0 % against 79.5 % locally, now 77.1 %)."""
+    X, y = _data(n=1000)
+    clf = DaskBudgetSVC(client=client, kernel="linear", maintenance="remove", budget=5000,
+                        epochs=3, random_state=0).fit(da.from_array(X, chunks=250),
+                                                      da.from_array(y, chunks=250))
+    vectors = clf.support_vectors_
+    assert len(np.unique(vectors, axis=0)) == len(vectors) < clf.training_info_[
+        "support_vectors_added"]
+    rows = {tuple(row) for row in X}
+    assert all(tuple(v) in rows for v in vectors)
+    X, y = make_classification(8000, n_features=20, n_informative=10, n_redundant=4,
+                               n_classes=5, n_clusters_per_class=2, flip_y=0.02,
+                               class_sep=1.5, random_state=0)
+    params = dict(maintenance="remove", random_state=0)
+    local = BudgetSVC(multi_class="ovr", **params).fit(X[:6000], y[:6000])
+    dist = DaskBudgetSVC(client=client, **params).fit(da.from_array(X[:6000], chunks=1500),
+                                                      da.from_array(y[:6000], chunks=1500))
+    assert abs(dist.score(X[6000:], y[6000:]) - local.score(X[6000:], y[6000:])) <= 0.05
+
+
+def test_global_row_numbers_round_trip():
+    rows = np.array([-1, 0, 99, 100, 104, 105, 700], dtype=np.int64)
+    local = rows.copy()
+    dask_budget._local_rows(local, 100, 5)
+    assert_array_equal(local, [-1, -2, -101, 0, 4, -107, -702])
+    dask_budget._global_rows(local, 100)
+    assert_array_equal(local, rows)
 
 
 def test_budget_diagnostics_compare_the_merge_methods_on_the_workers(client):

@@ -87,8 +87,7 @@ def check_stores(states, budget, rows, n_features):
     per one-vs-one pair, or per class with separate budgets) that could outgrow
     ``_options.DENSE_VECTORS_MAX_BYTES`` with the ``support_vectors_`` stacked from them:
     state s may hold min(budget, its vectors + ``rows[id(s)]``), since each row enters at
-    most once (a row that is its own vector takes its steps there; where the rows are
-    forgotten between passes, as DaskBudgetSVC's pieces forget them, pass the steps).  A
+    most once (a row that is its own vector takes its steps there).  A
     single store checks itself as it grows (:meth:`BSGDState.reserve`), so a large budget
     costs nothing until it is used."""
     if len(states) > 1:
@@ -247,8 +246,8 @@ class BudgetSVC(BaseSVC):
     row is known by its index within the rows of one call: the vectors of
     earlier ``partial_fit`` batches are no longer rows, since the next batch's
     row i is another point (:class:`fastsvm.dask.DaskBudgetSVC`, whose model
-    travels through pieces of partitions, likewise forgets them at every
-    piece).  The paper's Algorithm 1 adds the row again, and merging joins the
+    travels through pieces of partitions, numbers the rows of all partitions
+    instead).  The paper's Algorithm 1 adds the row again, and merging joins the
     two copies at zero degradation, but only once the budget is full, so a
     budget above the rows filled with copies first: 300 classes of 10 rows
     (one-vs-rest on the 'auto' shared budget 500 sqrt(300) = 8,660) kept 8,660
