@@ -295,6 +295,20 @@ def test_extreme_but_representable_values(name, scale):
     assert_finite_or_value_error(make(name), (X * min(scale, 1e30)).astype(np.float32), y)
 
 
+@pytest.mark.parametrize("scale, match", [(1e-160, "too small to embed in float32"),
+                                          (1e-300, "underflow to 0"),
+                                          (1e40, "overflow float32: the kernel values on "
+                                                 "them are too large")])
+def test_nystrom_linear_kernel_names_the_scale_it_cannot_embed(scale, match):
+    """Linear kernel values of 1e-320 give L^(-T) entries of 1e161, whose cast to float32
+    overflowed with a RuntimeWarning and was then reported as kernel values too large."""
+    X, y = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=match):
+            NystromSVC(kernel="linear", random_state=0).fit(X * scale, y)
+
+
 @pytest.mark.parametrize("make", [
     lambda: BudgetSVC(random_state=0),
     lambda: BudgetSVC(random_state=0, multi_class="ovr"),

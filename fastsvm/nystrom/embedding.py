@@ -118,7 +118,8 @@ def cholesky_factor(K_mm, rtol=None):
     if not top > 0:
         raise ValueError("the kernel matrix of the landmarks has no positive eigenvalue: every "
                          "landmark maps to the zero vector (all-zero rows with a linear or poly "
-                         "kernel, or a kernel negative on the landmarks, as 'sigmoid' or 'poly' "
+                         "kernel, feature values so small that the kernel values underflow to "
+                         "0, or a kernel negative on the landmarks, as 'sigmoid' or 'poly' "
                          "with a negative coef0?)")
     cut_off = rtol * top
     factor, info = scipy.linalg.lapack.dpotrf(K_mm, lower=1, clean=1)
@@ -141,11 +142,22 @@ def cholesky_factor(K_mm, rtol=None):
 
 def inverse_factor(L):
     """The map P = L^(-T) (C order, upper triangular) of a factor from :func:`cholesky_factor`,
-    by LAPACK's triangular inverse: a third of the work of solving L X = I."""
+    by LAPACK's triangular inverse: a third of the work of solving L X = I.
+
+    Raises ValueError when P does not fit the embedding's type (``_options.EMBED_DTYPE``):
+    L's entries are about the square root of the kernel values, so kernel values below
+    about 1e-76 (features of 1e-38 with a linear kernel) make P overflow float32."""
     inverse, info = scipy.linalg.lapack.dtrtri(L, lower=1)
     if info != 0:
         raise ValueError(f"the inverse of the landmarks' Cholesky factor failed (LAPACK dtrtri "
                          f"info={info})")
+    largest = np.abs(inverse).max()
+    dtype = np.dtype(_options.EMBED_DTYPE)
+    if not largest <= np.finfo(dtype).max:
+        raise ValueError(f"the landmarks' kernel values are too small to embed in {dtype}: "
+                         f"the largest is {np.square(L).sum(axis=1).max():.3g}, and the map "
+                         f"L^(-T) reaches {largest:.3g}; scale the features up (StandardScaler), "
+                         "or change the kernel's parameters")
     return np.ascontiguousarray(inverse.T)
 
 

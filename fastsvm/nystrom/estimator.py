@@ -456,8 +456,10 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         idx = idx[kept]                   # the r landmarks the factorisation keeps
         projection = inverse_factor(L)
         # the landmarks' own rows of the embedding (see embed_blocks), kept in the store's
-        # type only: r x r float32 where the float64 factor was twice that
-        L = np.ascontiguousarray(L, dtype=np.dtype(_options.EMBED_DTYPE))
+        # type only: r x r float32 where the float64 factor was twice that (an overflow
+        # to inf is reported with the rest of the embedding)
+        with np.errstate(over="ignore"):
+            L = np.ascontiguousarray(L, dtype=np.dtype(_options.EMBED_DTYPE))
         landmarks = landmark_rows(idx)
         training_map = NystromMap(kernel, landmarks, projection)
         info["time_landmarks_s"] = time.perf_counter() - started
