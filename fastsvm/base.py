@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from . import _options
 from ._validation import canonical_csr, check_sparse_structure, native_byteorder
-from .kernels import KERNELS, Kernel, _num_rows, _take, row_sq_norms
+from .kernels import KERNELS, Kernel, _num_rows, _take, renumber_columns, row_sq_norms
 from .multiclass import (binary_targets, labels_from_decision, n_binary_models,
                          ovo_scores, resolve_multi_class)
 
@@ -200,7 +200,7 @@ def used_columns(X):
     columns = np.unique(X.indices)
     if len(columns) > X.shape[1] // 2:
         return X, None
-    return X[:, columns].tocsr(), columns
+    return renumber_columns(X, columns), columns
 
 
 def widen(coef, columns, n_features):
@@ -375,15 +375,15 @@ class TrainingProblem:
         return block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
 
 
-def check_dense_vectors(n_vectors, n_features, copies=1):
-    """Refuse ``copies`` x ``n_vectors`` support vectors as dense rows of ``n_features``
-    values beyond ``_options.DENSE_VECTORS_MAX_BYTES`` (sparse data with very many
-    features)."""
+def check_dense_vectors(n_vectors, n_features, copies=1, what="support vectors"):
+    """Refuse ``copies`` x ``n_vectors`` support vectors (or other rows: ``what``) as dense
+    rows of ``n_features`` values beyond ``_options.DENSE_VECTORS_MAX_BYTES`` (sparse data
+    with very many features)."""
     need = 8 * copies * n_vectors * n_features
     if need > _options.DENSE_VECTORS_MAX_BYTES:
         held = f"{n_vectors:,} of them" + (f", {copies} copies," if copies > 1 else "")
         raise ValueError(
-            f"this model holds its support vectors as dense rows of all {n_features:,} "
+            f"this model holds its {what} as dense rows of all {n_features:,} "
             f"features: {held} take {need / 2**30:.1f} GiB, more than "
             f"fastsvm._options.DENSE_VECTORS_MAX_BYTES "
             f"({_options.DENSE_VECTORS_MAX_BYTES / 2**30:.1f} GiB) allows; keep only the "

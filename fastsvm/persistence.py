@@ -181,7 +181,9 @@ says, which is checked against the entry's declared size before reading
 and then while reading (a short entry or a bad CRC is rejected). All
 arrays together hold at most 16 GiB: a model that large needs as much
 memory to be used at all; the limit is there so that no header can claim
-more.
+more.  :func:`save_model` refuses a model beyond these limits (arrays above
+16 GiB, or a ``meta`` above 32 MiB) instead of writing a file that
+:func:`load_model` would refuse.
 
 Together: a "zip bomb" that claims a huge shape or size is rejected before
 its data is decompressed, and no file makes :func:`load_model` allocate more
@@ -714,6 +716,14 @@ def save_model(estimator, path):
                                       else np.int64)
         else:
             entries[key] = np.asarray(checked[key])
+    # what load_model would refuse is not written
+    data = sum(entry.nbytes for key, entry in entries.items() if key != "meta")
+    if data > _MAX_ARRAY_BYTES:
+        fail(f"its arrays hold {data} bytes of data, more than the {_MAX_ARRAY_BYTES} a model "
+             "file may hold")
+    if entries["meta"].nbytes > _MAX_META_BYTES:
+        fail(f"its parameters and training_info_ take {entries['meta'].nbytes} bytes, more "
+             f"than the {_MAX_META_BYTES} a model file's 'meta' may hold")
     _write_atomically(path, entries)
 
 

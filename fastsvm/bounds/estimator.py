@@ -28,6 +28,12 @@ def _linear_decision(X, coef):
     return np.asarray(safe_sparse_dot(X, coef.T), dtype=np.float64)
 
 
+#: What a linear model's dense ``coef_`` is, for :func:`~fastsvm.base.check_dense_vectors`:
+#: on hashed features (indices up to 2^31 - 1) a single row takes 16 GiB, which the fit
+#: wrote to a model file that ``load_model`` refuses.
+COEF = "coefficients (coef_, one row per binary model)"
+
+
 def _pegasos_certificate(problem, results, fitted, lam, bias_feature):
     """(P(w), D(alpha)) of each fitted Pegasos model, alpha Pegasos' dual variables clipped
     to the box (see :func:`fastsvm.bounds.solver.hinge_duality` and ``PegasosSVC``).
@@ -252,6 +258,7 @@ class HuberSVC(BaseSVC):
     def _fit(self, problem):
         """The solver on each binary problem."""
         started = time.perf_counter()
+        check_dense_vectors(problem.n_models, problem.X.shape[1], what=COEF)
         X, columns = used_columns(problem.X)
         packed = PackedData.from_matrix(X)
         n = problem.n_samples
@@ -550,6 +557,7 @@ class PegasosSVC(BaseSVC):
         weight = problem.step_weights
         seeds = random_seeds(self.random_state, problem.n_models)
         if linear:
+            check_dense_vectors(problem.n_models, problem.X.shape[1], what=COEF)
             X, columns = used_columns(problem.X)
             packed = PackedData.from_matrix(X)
         else:

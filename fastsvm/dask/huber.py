@@ -5,8 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..base import regularization
-from ..bounds.estimator import HuberSVC
+from ..base import check_dense_vectors, regularization
+from ..bounds.estimator import COEF, HuberSVC
 from ..bounds.solver import HuberEvaluator, huber_descent
 from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
 
@@ -168,6 +168,7 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
             client, parts, classes = partitions.client, partitions.parts, partitions.classes
             lam = regularization(self.C, partitions.weight_sum)
             weight_sum, n_models = partitions.weight_sum, partitions.n_models
+            check_dense_vectors(n_models, self.n_features_in_, what=COEF)
 
             def solve_one(model):
                 evaluator = _DaskEvaluator(client, parts, model)

@@ -9,7 +9,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, progress_bar
+from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, progress_bar,
+                    used_columns)
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
 from .solver import (UPDATES, accuracy_offset, draw_order, expansion, first_copies,
@@ -391,7 +392,11 @@ class MarginSGDSVC(BaseSVC):
         if problem.kernel.on_gram:
             data = (problem.gram(), np.zeros(problem.n_samples), None)
         else:
-            data = (pass_rows(problem.X), row_sq_norms(problem.X), first_copies(problem.X))
+            # kernel values need only the columns the rows use: a CSR product against the
+            # support vectors' rows transposes them over every column (17 GB of index
+            # array for one column of index 2^31 - 2, at every block of every pass)
+            X, _ = used_columns(problem.X)
+            data = (pass_rows(X), row_sq_norms(X), first_copies(X))
         n, tuning = problem.n_samples, []
         size = (n if self.tune_size is None or len(candidates) == 1
                 else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
