@@ -462,9 +462,10 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         names = ("C", "gamma", "M") + {"poly": ("degree", "coef0"),
                                        "sigmoid": ("coef0",)}.get(params.get("kernel"), ())
         shown = ", ".join(f"{k}={params[k]!r}" for k in names if k in params)
-        return (f"{type(self).__name__} overflowed ({what}): the feature values or the "
-                f"parameters ({shown}) are too extreme for float64 arithmetic; scale the "
-                "features (e.g. sklearn.preprocessing.StandardScaler) or use moderate parameters")
+        return (f"{type(self).__name__} overflowed ({what}): the feature values, the sample "
+                f"or class weights, or the parameters ({shown}) are too extreme for float64 "
+                "arithmetic; scale the features (e.g. sklearn.preprocessing.StandardScaler) or "
+                "use moderate weights and parameters")
 
     def _problem(self, X, y, sample_weight, classes=None, reset=True, partial=False):
         """Validate the parameters and (X, y, sample_weight); build the TrainingProblem.

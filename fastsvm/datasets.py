@@ -212,6 +212,9 @@ def _find_bad_line(path, zero_based, n_features, dtype):
         for line_number, line in enumerate(f, start=1):
             problem = _line_problem(line, first_index, n_features, dtype, largest)
             if problem is not None:
+                if b"\r" in line.rstrip(b"\r\n"):      # lines ended by CR alone read as one
+                    problem += ("; the line holds a carriage return: lines that end in CR "
+                                "alone (classic Mac OS) must be converted to LF or CRLF")
                 return line_number, problem
     return None
 

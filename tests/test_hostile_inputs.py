@@ -471,6 +471,12 @@ def test_subnormal_sample_weights_give_a_finite_model_or_a_clear_error(name, wei
                                             sample_weight=np.full(len(y), weight))
 
 
+def test_an_overflow_from_huge_weights_names_the_weights():
+    X, y = data()
+    with pytest.raises(ValueError, match="overflowed .*the sample or class weights"):
+        PegasosSVC(random_state=0).fit(X, y, sample_weight=np.full(len(y), 1e300))
+
+
 def test_margin_sgd_model_does_not_depend_on_the_scale_of_the_weights():
     X, y = data()
     plain = make("margin-sgd").fit(X, y)

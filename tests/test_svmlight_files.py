@@ -120,6 +120,17 @@ def test_indices_not_ascending(tmp_path, features):
         load_svmlight(path)
 
 
+def test_lines_ended_by_cr_alone_are_named(tmp_path):
+    """Classic Mac OS line endings read as one line, whose second label was reported as
+    a malformed token with no hint of the cause."""
+    path = write(tmp_path / "data.txt", "+1 1:0.5 2:1\r-1 1:0.1\r+1 2:0.7\r")
+    with pytest.raises(DataFormatError, match=error_pattern(path, 1) + ".*carriage return"):
+        load_svmlight(path)
+    with pytest.raises(DataFormatError) as excinfo:      # a bad line without a CR: no hint
+        load_svmlight(write(tmp_path / "bad.txt", "+1 1:0.5\r\n-1 1:\r\n"))
+    assert "carriage return" not in str(excinfo.value)
+
+
 def test_value_overflowing_dtype(tmp_path):
     path = write(tmp_path / "data.txt", "+1 1:1\n-1 2:1e39\n")
     assert load_svmlight(path)[0][1, 1] == 1e39
