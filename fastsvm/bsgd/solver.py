@@ -202,6 +202,11 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
             progress.update(chunk.shape[0])
 
 
+def mean_hinge(f, y, weight):
+    """sum_i s_i max(0, 1 - y_i f_i) / sum_i s_i."""
+    return float(np.dot(weight, np.maximum(0.0, 1.0 - y * f)) / weight.sum())
+
+
 def hinge_offset(f, y, weight=None):
     """Exact minimiser b of sum_i s_i max(0, 1 - y_i (f_i + b)) for fixed decision values f.
 
