@@ -821,7 +821,8 @@ class BudgetSVC(BaseSVC):
                 intercept[c] = hinge_offset(raw, y_bin, weight)
                 constant = np.zeros_like(raw)
                 constant += hinge_offset(constant, y_bin, weight)
-                loss, floor = (mean_hinge(f, y_bin, weight) for f in (raw + intercept[c], constant))
+                loss = mean_hinge(raw + intercept[c], y_bin, weight)
+                floor = mean_hinge(constant, y_bin, weight)
                 if loss > floor * (1.0 + 1e-9):
                     worse.append((loss, floor))
         if worse:

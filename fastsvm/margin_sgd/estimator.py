@@ -393,8 +393,8 @@ class MarginSGDSVC(BaseSVC):
             data = (problem.gram(), np.zeros(problem.n_samples), None)
         else:
             # kernel values need only the columns the rows use: a CSR product against the
-            # support vectors' rows transposes them over every column (17 GB of index
-            # array for one column of index 2^31 - 2, at every block of every pass)
+            # support vectors' rows transposed them over every column (8.6 GB for one
+            # column of index 2^31 - 2, at every block of every pass)
             X, _ = used_columns(problem.X)
             data = (pass_rows(X), row_sq_norms(X), first_copies(X))
         n, tuning = problem.n_samples, []
