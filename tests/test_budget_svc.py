@@ -42,8 +42,13 @@ def paper_svc(name, **kw):
     ("skin_nonskin", 2, 0.985),  # paper 99.6 +- 0.7 after 20 epochs
 ])
 def test_accuracy_floor_on_real_data(name, epochs, floor):
+    """Also no "worse than a constant" warning: on ijcnn1 the paper's steps leave a mean
+    hinge loss of 0.230 against the best constant's 0.194 (far from the optimum), but 97.1 %
+    of the training rows right, where the larger class is 90.3 %."""
     X, y, Xt, yt = load_dataset(name)
-    clf = paper_svc(name, budget=100, epochs=epochs).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = paper_svc(name, budget=100, epochs=epochs).fit(X, y)
     assert clf.score(Xt, yt) >= floor
     assert clf.dual_coef_.shape == (1, 100)
 
@@ -726,8 +731,9 @@ def test_a_model_worse_than_a_constant_decision_warns():
     """Removal on uncentred features with the linear kernel can lose the balance of the
     classes: two blobs 3 apart on an offset of 3, seed 0, scored 14.8 % on its own
     training rows, silently.  Its mean hinge loss then exceeds the best constant
-    decision's, which bounds the SVM optimum's, so the fit warns; standardised, it does
-    not, and reaches 99.9 %."""
+    decision's, which bounds the SVM optimum's, and so does its error, so the fit warns;
+    standardised, it does not, and reaches 99.9 %.  The loss alone would flag useful
+    models too (see test_accuracy_floor_on_real_data, which fails on this warning)."""
     n = 6000
     rng = np.random.default_rng(0)
     y = np.arange(n) % 2

@@ -245,9 +245,13 @@ class BudgetSVC(BaseSVC):
     classes (two blobs 3 apart at an offset of 3, 6,000 rows: 14.8 % and 0.4 %
     training accuracy at seeds 0 and 4, 99.6-99.9 % at seeds 1-3; standardised,
     99.9 % at every seed).  A fit whose binary model fits its training rows
-    worse than a constant decision (a larger mean hinge loss, each with its
-    best offset) warns with a ``ConvergenceWarning``: the SVM optimum's loss is
-    at most the constant's, so such a model is far from it.
+    worse than a constant decision, both in mean hinge loss (each with its best
+    offset) and in accuracy, warns with a ``ConvergenceWarning``: the SVM
+    optimum's loss is at most the constant's, so such a model is far from it.
+    (The loss alone also flagged useful models far from the optimum: the
+    paper's steps on ijcnn1, budget 100 and 5 epochs, leave a mean hinge loss
+    of 0.230 against the constant's 0.194, and 97.1 % of the training rows
+    right, where the larger class is 90.3 %.)
 
     **A row's own vector.**  A violating training row that is still a support
     vector of its own (not merged) takes the step into its coefficient instead
@@ -821,19 +825,21 @@ class BudgetSVC(BaseSVC):
                 intercept[c] = hinge_offset(raw, y_bin, weight)
                 constant = np.zeros_like(raw)
                 constant += hinge_offset(constant, y_bin, weight)
-                loss = mean_hinge(raw + intercept[c], y_bin, weight)
-                floor = mean_hinge(constant, y_bin, weight)
-                if loss > floor * (1.0 + 1e-9):
-                    worse.append((loss, floor))
+                f = raw + intercept[c]
+                loss, floor = mean_hinge(f, y_bin, weight), mean_hinge(constant, y_bin, weight)
+                right = float(weight @ (y_bin * f > 0)) / weight.sum()
+                positive = float(weight @ (y_bin > 0)) / weight.sum()
+                if loss > floor * (1.0 + 1e-9) and right < max(positive, 1.0 - positive):
+                    worse.append((right, max(positive, 1.0 - positive)))
         if worse:
-            loss, floor = max(worse, key=lambda pair: pair[0] - pair[1])
+            right, constant_right = min(worse)
             warnings.warn(
                 f"{type(self).__name__}: {len(worse)} of {len(slots)} binary model(s) fit their "
-                f"training rows worse than a constant decision (mean hinge loss {loss:.3g} "
-                f"against {floor:.3g}), so they are far from the SVM optimum, whose loss is at "
-                "most the constant's; standardise the features (StandardScaler), or use "
-                "maintenance='merge' (RBF kernel), more epochs or a larger budget",
-                ConvergenceWarning)
+                f"training rows worse than a constant decision, in hinge loss (so far from the "
+                f"SVM optimum, whose loss is at most the constant's) and in accuracy (down to "
+                f"{right:.1%}, where the larger class alone is {constant_right:.1%}); "
+                "standardise the features (StandardScaler), or use maintenance='merge' (RBF "
+                "kernel), more epochs or a larger budget", ConvergenceWarning)
 
     @staticmethod
     def _raw(problem, rows, sv_rows, support_vectors, dual_coef):
