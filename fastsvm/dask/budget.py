@@ -114,12 +114,12 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     set of ``benchmarks/_generated.py``: 60.95 % against the local 80.10 %,
     now 80.40 %).  ``support_`` is -1 for every support vector: the numbers
     count the rows of positive weight, not the rows as given.  Kernels are
-    those evaluated from the
-    features ('rbf', 'linear', 'poly', 'sigmoid'); a kernel matrix does not
-    split into row blocks.  ``partial_fit`` is not offered.  Multi-class
-    problems are split one-vs-rest only (``multi_class='ovr'``, the default
-    here): each model travels through all partitions, which one-vs-one's
-    k (k - 1) / 2 models over a few rows each would multiply.
+    those evaluated from the features ('rbf', 'linear', 'poly', 'sigmoid'); a
+    kernel matrix does not split into row blocks.  ``partial_fit`` is not
+    offered.  Multi-class problems are split one-vs-rest only
+    (``multi_class='ovr'``, the default here): each model travels through all
+    partitions, which one-vs-one's k (k - 1) / 2 models over a few rows each
+    would multiply.
 
     Parameters
     ----------
