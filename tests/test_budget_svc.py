@@ -14,6 +14,7 @@ from sklearn.svm import SVC
 
 from fastsvm import BudgetSVC, _options
 from fastsvm.bsgd.estimator import AUTO_SPREAD_KAPPA, nearest_kernel
+from fastsvm.bsgd.solver import entering_rows
 from fastsvm.kernels import Kernel
 from fastsvm.persistence import load_model, save_model
 from fastsvm import multiclass
@@ -538,6 +539,19 @@ def test_a_budget_above_the_rows_holds_each_row_once(classes, multi_class):
     assert_array_equal(clf.support_vectors_, X[clf.support_])
     for state in (state for stream in clf._streams for state in stream.states):
         assert state.sv_sq.shape[0] <= len(X) + 1       # room for the rows, not the steps
+
+
+def test_entering_rows_counts_the_new_distinct_rows_of_a_pass():
+    """The capacity a pass reserves: its distinct rows that are no vector of their own yet,
+    against np.setdiff1d (merged vectors are -1; Dask's other partitions' rows -2 - g)."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = int(rng.integers(1, 40))
+        order = rng.integers(0, n, size=int(rng.integers(0, 60)))
+        sv_rows = np.concatenate([rng.choice(n, size=int(rng.integers(0, n + 1)), replace=False),
+                                  -1 - rng.integers(0, 5, size=int(rng.integers(0, 4)))])
+        expected = len(np.setdiff1d(order, sv_rows))
+        assert entering_rows(order.astype(np.int64), sv_rows, n) == expected
 
 
 # --------------------------------------------------------------------- streaming

@@ -162,6 +162,18 @@ class BSGDStream:
         return step_weights(weights, self.n_seen, self.weight_seen)
 
 
+def entering_rows(order, sv_rows, n_rows):
+    """How many support vectors a pass over the rows ``order`` (indices below ``n_rows``)
+    can add: its distinct rows that are not yet vectors of their own (``sv_rows``; merged
+    vectors are -1), since such a row takes its steps in its own vector.  By a mask over
+    the rows, in O(n_rows + len(order)): ``np.setdiff1d`` sorts both, which took 14 % of
+    a one-vs-one fit on 26 classes (325 pairs, 5 passes each)."""
+    new = np.zeros(n_rows, dtype=bool)
+    new[order] = True
+    new[sv_rows[(sv_rows >= 0) & (sv_rows < n_rows)]] = False
+    return int(np.count_nonzero(new))
+
+
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
              tables, progress=None, bias_scale=0.0):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
@@ -177,9 +189,8 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     paper's objective, without one).
     """
     table_h, table_wd = tables
-    # each row enters at most once: a row that is its own vector takes its steps there
-    entering = np.setdiff1d(order, state.sv_idx[:state.n_sv]).shape[0]
-    state.reserve(min(budget, state.n_sv + entering))
+    state.reserve(min(budget, state.n_sv + entering_rows(order, state.sv_idx[:state.n_sv],
+                                                         packed.n_samples)))
     step = _options.CHUNK_STEPS
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     for start in range(0, order.shape[0], step):
