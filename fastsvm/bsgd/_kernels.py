@@ -258,19 +258,25 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
     kappa_row[a] = 1.0
     for j in range(n_sv):
         m_row[j] = beta[a] / (beta[a] + beta[j]) if beta[j] * beta[a] > 0.0 else -1.0
-    # section A: the merge problems of all candidate partners
+    # section A: the merge problems of all candidate partners.  Lookup-WD looks up every
+    # slot, the others' too (m_row -1 reads the table's m = 0 edge), without a branch on
+    # the partner's sign: in random order, a mispredicted branch for about every other
+    # slot cost more than the lookup itself
     t_a = read_cycle_counter()
-    for j in range(n_sv):
-        if j != a and m_row[j] >= 0.0:
-            wd_row[j] = candidate_wd(method, m_row[j], kappa_row[j], table_h, table_wd)
+    if method == LOOKUP_WD:
+        for j in range(n_sv):
+            wd_row[j] = candidate_wd(LOOKUP_WD, m_row[j], kappa_row[j], table_h, table_wd)
+    else:
+        for j in range(n_sv):
+            if j != a and m_row[j] >= 0.0:
+                wd_row[j] = candidate_wd(method, m_row[j], kappa_row[j], table_h, table_wd)
     timers[TM_SECTION_A] += read_cycle_counter() - t_a
     b = -1
     best = np.inf
     for j in range(n_sv):
-        if j != a and m_row[j] >= 0.0:
-            w = (beta[a] + beta[j]) ** 2 * wd_row[j]
-            if w < best:
-                best, b = w, j
+        w = (beta[a] + beta[j]) ** 2 * wd_row[j] if j != a and m_row[j] >= 0.0 else np.inf
+        if w < best:
+            best, b = w, j
     if diag:
         _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_sums)
     if b < 0:  # no partner of the same sign: remove
