@@ -117,22 +117,26 @@ def native_byteorder(X):
 
 
 def canonical_csr(X):
-    """X unchanged if dense or a canonical CSR matrix (sorted, no duplicates), else a
-    canonical copy (duplicates summed, as scipy does).
+    """X unchanged if dense or a canonical CSR matrix (sorted, no duplicates, no stored
+    zeros), else a canonical copy (duplicates summed, as scipy does, and zeros dropped).
 
     Canonical form is computed from the arrays, not from scipy's cached flag,
-    which a caller who edits ``indices`` in place leaves stale.  X must have
-    passed :func:`check_sparse_structure`.
+    which a caller who edits ``indices`` in place leaves stale.  Stored zeros
+    go because rows equal in value must look equal: MarginSGDSVC joins equal
+    rows by their stored entries, and a row with a stored zero had been another
+    row, and another model, than the same row without it.  X must have passed
+    :func:`check_sparse_structure`.
     """
     if not sp.issparse(X):
         return X
     indices, indptr = X.indices, X.indptr
     increasing = np.diff(indices) > 0
     increasing[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(indices))] - 1] = True
-    if increasing.all():
+    if increasing.all() and X.data.all():
         return X
     X = X.copy()
     X.has_sorted_indices = False        # the cached flags may be stale
     X.has_canonical_format = False
     X.sum_duplicates()
+    X.eliminate_zeros()                 # also the zeros that summed duplicates leave
     return X

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
@@ -260,6 +261,28 @@ def test_unsorted_and_duplicate_indices_give_the_canonical_model(name):
         clf = fit_quietly(make(name), variant, y)
         assert_array_equal(clf.decision_function(variant), expected)
         assert_array_equal(clf.decision_function(canonical), expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_stored_zeros_give_the_canonical_model(name):
+    """A CSR matrix that stores zeros (every third entry, and two all-zero rows, one with
+    stored zeros) is the matrix without them: MarginSGDSVC, which joins rows equal in
+    their stored entries, had chosen gamma_ 0.0028 instead of 0.0114 on 300 such rows."""
+    X, y = make_classification(300, 6, n_informative=3, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=0)
+    X[np.abs(X) < 0.5] = 0.0
+    X[[5, 9]] = 0.0
+    canonical = sp.csr_matrix(X).tocoo()
+    zero_rows, zero_cols = np.nonzero(X == 0.0)
+    pick = ((np.arange(len(zero_rows)) % 3 == 0) & (zero_rows != 5)) | (zero_rows == 9)
+    stored = sp.csr_matrix((np.append(canonical.data, np.zeros(pick.sum())),
+                            (np.append(canonical.row, zero_rows[pick]),
+                             np.append(canonical.col, zero_cols[pick]))), shape=X.shape)
+    canonical = canonical.tocsr()
+    assert stored.nnz > canonical.nnz and stored[9].nnz == 6 and stored[5].nnz == 0
+    assert_array_equal(stored.toarray(), X)
+    expected = fit_quietly(make(name), canonical, y).decision_function(canonical)
+    assert_array_equal(fit_quietly(make(name), stored, y).decision_function(stored), expected)
 
 
 def test_stale_canonical_flag_is_not_trusted():
