@@ -65,8 +65,9 @@ def _on_used_columns(A, B):
     """Sparse A and B on the columns either uses, renumbered: the same dot products and
     norms.  scipy's product A @ B.T converts B.T to CSR with an index array over every
     column, which for hashed features (indices up to 2^31 - 1) took 8.6 GB and 12 s for
-    a few rows."""
-    columns = np.union1d(A.indices, B.indices)
+    a few rows.  Rows storing no entry at all keep one (empty) column: scikit-learn's
+    kernels refuse rows of none."""
+    columns = np.union1d(A.indices, B.indices) if A.nnz or B.nnz else np.zeros(1, np.int32)
     if len(columns) > A.shape[1] // 2:
         return A, B
     return renumber_columns(A, columns), renumber_columns(B, columns)
@@ -166,6 +167,8 @@ class Kernel:
     def _call_function(self, A, B):
         shape = (_num_rows(A), _num_rows(B))
         K = self.function(A, B)     # its own errors reach the caller as they are, as in SVC
+        if sp.issparse(K):          # as SVC takes it
+            K = K.toarray()
         try:
             K = np.asarray(K, dtype=np.float64)
         except (TypeError, ValueError) as err:      # the type kept: SVC raises NumPy's

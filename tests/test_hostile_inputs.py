@@ -285,6 +285,33 @@ def test_stored_zeros_give_the_canonical_model(name):
     assert_array_equal(fit_quietly(make(name), stored, y).decision_function(stored), expected)
 
 
+@pytest.mark.parametrize("name", NAMES + ["budget-auto"])
+def test_sparse_rows_storing_nothing_give_the_model_of_dense_zeros(name):
+    """A CSR matrix without a stored entry is the all-zero array: BudgetSVC's 'auto' budget
+    had measured its rows' kernel values on their used columns, none, and scikit-learn's
+    kernel refused rows of 0 features."""
+    y = np.arange(60) % 2
+    clf = BudgetSVC(random_state=0) if name == "budget-auto" else make(name)
+    expected = fit_quietly(clone(clf), np.zeros((60, 3)), y).decision_function(np.zeros((2, 3)))
+    fitted = fit_quietly(clf, sp.csr_matrix((60, 3)), y)
+    assert_array_equal(fitted.decision_function(sp.csr_matrix((2, 3))), expected)
+
+
+@pytest.mark.parametrize("name", ["budget", "nystrom", "pegasos-rbf", "margin-sgd"])
+def test_a_kernel_callable_may_return_a_sparse_matrix(name):
+    """As SVC takes it: the model of the same kernel returned dense (it had been an error
+    that the callable must return a numeric array)."""
+    X, y = data()
+
+    def dense(A, B):
+        return np.exp(-0.2 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
+
+    params = {"maintenance": "remove"} if name == "budget" else {}
+    expected = fit_quietly(make(name, kernel=dense, **params), X, y).decision_function(X)
+    clf = fit_quietly(make(name, kernel=lambda A, B: sp.csr_matrix(dense(A, B)), **params), X, y)
+    assert_array_equal(clf.decision_function(X), expected)
+
+
 def test_stale_canonical_flag_is_not_trusted():
     """Indices permuted in place after scipy cached 'canonical': still summed and sorted."""
     X, y = data()
