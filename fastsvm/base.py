@@ -226,6 +226,9 @@ def check_value_range(X):
         sq_norms = row_sq_norms(X)
     if not np.all(np.isfinite(sq_norms)):
         row = int(np.flatnonzero(~np.isfinite(sq_norms))[0])
+        if _non_finite(_take(X, [row])):    # passed under sklearn's assume_finite=True
+            raise ValueError(f"X holds NaN or infinity (row {row}); scikit-learn's "
+                             "assume_finite=True skipped the check that names it")
         raise ValueError(f"X holds values too large for float64 arithmetic: the squared "
                          f"norm of row {row} overflows; scale the features (for example "
                          "with sklearn.preprocessing.StandardScaler or MaxAbsScaler)")

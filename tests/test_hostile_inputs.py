@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+import sklearn
 from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -562,6 +563,21 @@ def test_nan_and_inf_stay_errors(name):
         X_bad[0, 0] = bad
         with pytest.raises(ValueError, match="NaN|infinity"):
             make(name).fit(X_bad, y)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nan_and_inf_are_named_under_assume_finite(fitted, name):
+    """scikit-learn's assume_finite=True skips its check; NaN and inf were then reported
+    as values too large for float64, sending the user to rescale."""
+    X, y = data()
+    for bad in (np.nan, np.inf):
+        X_bad = X.copy()
+        X_bad[3, 1] = bad
+        with sklearn.config_context(assume_finite=True):
+            with pytest.raises(ValueError, match=r"NaN or infinity \(row 3\)"):
+                make(name).fit(X_bad, y)
+            with pytest.raises(ValueError, match=r"NaN or infinity \(row 3\)"):
+                fitted[name].decision_function(X_bad)
 
 
 # ------------------------------------------------------------------ containers
