@@ -800,6 +800,18 @@ def test_bad_input():
         NystromSVC(n_components=10).fit(broken, y)
 
 
+def test_linear_kernel_feature_weights_are_the_documented_product():
+    """coef_ weighs the embedding's columns, which with the linear kernel can be as many as
+    X's features (4 here); coef_ @ normalization_.T @ components_ weighs the features."""
+    X, y = make_classification(300, 4, n_informative=2, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=0)
+    clf = NystromSVC(kernel="linear", multi_class="ovr", random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, X.shape[1])
+    weights = clf.coef_ @ clf.normalization_.T @ clf.components_
+    assert np.abs(clf.coef_ - weights).max() > 0.1              # not the features' weights
+    assert_allclose(X @ weights.T + clf.intercept_, clf.decision_function(X), atol=1e-10)
+
+
 @pytest.mark.parametrize("n_components", [4, 100])     # eigvalsh; ARPACK above SMALL_EIG
 def test_linear_kernel_on_all_zero_landmarks_is_a_clear_error(n_components):
     X, y = np.zeros((200, 3)), np.arange(200) % 2

@@ -318,7 +318,12 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     coef_ : ndarray of shape (n_models, n_components_)
         Weights on the embedding: 1 model for 2 classes, else one per pair
         of classes (i, j), i < j, in the order (0, 1), (0, 2), ..., positive
-        for class j (``multi_class='ovo'``), or one per class ('ovr').
+        for class j (``multi_class='ovo'``), or one per class ('ovr').  They
+        weigh ``transform``'s columns, not X's features, also with
+        ``kernel='linear'``, where the embedding can have as many columns as
+        X has features: tools that read ``coef_`` as feature weights (such as
+        ``SelectFromModel``) need ``coef_ @ normalization_.T @ components_``,
+        the weights on X's features of a linear-kernel model.
     intercept_ : ndarray of shape (n_models,)
     n_iter_ : ndarray of shape (n_models,)
         Stages (passes for ``solver='dcd'``) run per binary model.
