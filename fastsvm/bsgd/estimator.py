@@ -381,16 +381,16 @@ class BudgetSVC(BaseSVC):
     Measured at the defaults (``benchmarks/multiclass_split.py``, seeds 0-2,
     test accuracy and median fit time on two cores), one-vs-one against
     one-vs-rest on the shared 'auto' budget and SVC at its defaults: usps
-    (10 classes, 7,291 rows) 94.64 % in 2.5 s against 94.42 % in 2.3 s (SVC
-    94.72 % in 3.2 s); generated sets of ``benchmarks/_generated.py``:
-    ``multiclass`` (5 classes, 6,000 rows) 89.48 % in 0.28 s against
-    88.63 % in 0.52 s (SVC 89.40 % in 0.29 s), ``shells`` (3 concentric
-    shells) 97.59 % in 0.17 s against 95.72 % in 0.44 s (SVC 97.64 % in
-    0.21 s), ``letters`` (26 classes, 15,000 rows) 89.09 % in 2.1 s against
-    86.57 % in 4.2 s (SVC 90.46 % in 1.7 s) and ``imbalanced_multi`` (6
-    classes) 91.90 % in 0.55 s against 91.13 % in 0.93 s (SVC 92.13 % in
-    0.87 s).  One-vs-one holds more vectors in all (usps 9,559 against
-    1,581), so it predicts more slowly (usps' test set 0.34 s against
+    (10 classes, 7,291 rows) 94.69 % in 2.2 s against 94.52 % in 2.2 s (SVC
+    94.72 % in 2.7 s); generated sets of ``benchmarks/_generated.py``:
+    ``multiclass`` (5 classes, 6,000 rows) 89.48 % in 0.24 s against
+    88.67 % in 0.53 s (SVC 89.40 % in 0.31 s), ``shells`` (3 concentric
+    shells) 97.59 % in 0.14 s against 95.59 % in 0.45 s (SVC 97.64 % in
+    0.21 s), ``letters`` (26 classes, 15,000 rows) 89.13 % in 1.8 s against
+    86.54 % in 4.2 s (SVC 90.46 % in 1.7 s) and ``imbalanced_multi`` (6
+    classes) 91.94 % in 0.46 s against 91.12 % in 0.87 s (SVC 92.13 % in
+    0.84 s).  One-vs-one holds more vectors in all (usps 7,586 against
+    1,581), so it predicts more slowly (usps' test set 0.15 s against
     0.04 s; SVC 1.1 s); ``multi_class='ovr'`` keeps the bounded model, and
     'auto' takes it above 30 classes, where the pairs' ``dual_coef_`` grows
     too large (see :data:`fastsvm.multiclass.AUTO_OVO_MAX_CLASSES`).
