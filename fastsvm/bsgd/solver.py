@@ -165,9 +165,10 @@ class BSGDStream:
 def entering_rows(order, sv_rows, n_rows):
     """How many support vectors a pass over the rows ``order`` (indices below ``n_rows``)
     can add: its distinct rows that are not yet vectors of their own (``sv_rows``; merged
-    vectors are -1), since such a row takes its steps in its own vector.  By a mask over
-    the rows, in O(n_rows + len(order)): ``np.setdiff1d`` sorts both, which took 14 % of
-    a one-vs-one fit on 26 classes (325 pairs, 5 passes each)."""
+    vectors are -1, a Dask partition's vectors of other partitions' rows -2 - g), since
+    such a row takes its steps in its own vector.  By a mask over the rows, in
+    O(n_rows + len(order)): ``np.setdiff1d`` sorts both, which took 14 % of a
+    one-vs-one fit on 26 classes (325 pairs, 5 passes each)."""
     new = np.zeros(n_rows, dtype=bool)
     new[order] = True
     new[sv_rows[(sv_rows >= 0) & (sv_rows < n_rows)]] = False
