@@ -705,3 +705,18 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = kernel != "precomputed"
         tags.input_tags.pairwise = kernel == "precomputed"
         return tags
+
+
+class LinearKernelCoefMixin:
+    """SVC's ``coef_`` for models kept as kernel expansions (BudgetSVC, MarginSGDSVC)."""
+
+    @property
+    def coef_(self):
+        """With ``kernel='linear'``, the weights on the features of each binary model,
+        ndarray of shape (n_models, n_features_in_): sum_j dual_coef_[m, j] sv_j, so that
+        ``X @ coef_.T + intercept_`` are the models' decision values (SVC's attribute);
+        for other kernels an AttributeError, as SVC raises."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        check_is_fitted(self, "dual_coef_")
+        return np.asarray(self.dual_coef_ @ self.support_vectors_, dtype=np.float64)

@@ -76,6 +76,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 from numpy.testing import assert_allclose, assert_array_equal  # noqa: E402
 import pytest  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -205,3 +206,28 @@ def test_one_vs_one_makes_each_pair_s_vectors_when_it_solves_it(name, bytes_per_
     clf, peak = _traced_peak(lambda: make().fit(X, y))
     assert len(clf.intercept_) == 435 and clf.score(X, y) > 0.5
     assert peak < 435 * 6000 * bytes_per_pair_row
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: BudgetSVC(kernel="linear", maintenance="remove", random_state=0, **kw),
+    lambda **kw: MarginSGDSVC(kernel="linear", random_state=0, **kw)])
+def test_linear_kernel_expansions_have_svcs_coef(make, three_classes, tmp_path):
+    """SVC(kernel='linear').coef_: the features' weights of each binary model, from dense
+    or CSR rows, also of a loaded model; other kernels have none (AttributeError), as SVC."""
+    from fastsvm.persistence import load_model, save_model
+    X, y = three_classes
+    for classes, extra in ((2, {}), (3, {"multi_class": "ovr"} if "multi_class" in
+                                      make().get_params() else {})):
+        rows = np.isin(y, range(classes))
+        Xc, yc = X[rows], y[rows]
+        for data in (Xc, sp.csr_matrix(Xc)):
+            clf = make(**extra).fit(data, yc)
+            decision = clf.decision_function(Xc).reshape(len(Xc), -1)
+            assert clf.coef_.shape == (len(clf.intercept_), X.shape[1])
+            assert_allclose(Xc @ clf.coef_.T + clf.intercept_, decision, atol=1e-10)
+    save_model(clf, tmp_path / "model.npz")
+    assert_allclose(load_model(tmp_path / "model.npz").coef_, clf.coef_)
+    rbf = make().set_params(kernel="rbf").fit(X, y)
+    assert not hasattr(rbf, "coef_")
+    with pytest.raises(AttributeError, match="only available when using a linear kernel"):
+        rbf.coef_

@@ -15,7 +15,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _options
 from .._packed import PackedData
-from ..base import COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors
+from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKernelCoefMixin,
+                    check_dense_vectors)
 from ..merge import METHODS
 from ..merge.table import load_tables
 from ..multiclass import (MULTI_CLASS, Problems, n_binary_models, ovo_pairs, ovo_problems,
@@ -159,7 +160,7 @@ def _streams(estimator):
     return True
 
 
-class BudgetSVC(BaseSVC):
+class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     r"""Kernel SVM trained by budgeted stochastic gradient descent (BSGD).
 
     Pegasos-style SGD on the primal SVM objective in a kernel's feature space,

@@ -9,8 +9,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, progress_bar,
-                    used_columns)
+from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKernelCoefMixin,
+                    progress_bar, used_columns)
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
 from .solver import (UPDATES, accuracy_offset, draw_order, expansion, first_copies,
@@ -76,7 +76,7 @@ def _grid(name, values, positive):
     return values.tolist()
 
 
-class MarginSGDSVC(BaseSVC):
+class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     r"""Kernel SVM built in one pass of margin SGD with extreme early stopping.
 
     Orchel & Suykens, "Improved Update Rule and Sampling of Stochastic Gradient
