@@ -496,6 +496,9 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         (zeros elsewhere).  The models: one for 2 classes, else one per pair
         (i, j), i < j, in the order (0, 1), (0, 2), ..., whose positive class
         is j (one-vs-one), or one per class (one-vs-rest).
+    coef_ : ndarray of shape (n_models, n_features_in_)
+        With ``kernel='linear'`` only (as SVC's): the features' weights of each
+        model, dual_coef_ @ support_vectors_.
     n_support_ : ndarray of shape (n_models,)
         Support vectors with a non-zero coefficient in each binary model;
         with one-vs-one pairs or separate budgets they sum to n_sv_total.

@@ -326,6 +326,9 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     dual_coef_ : ndarray of shape (n_models, n_SV)
         y_j alpha_j of each binary model (0 where a vector is not its own);
         one model for two classes, else one per class (one-vs-rest).
+    coef_ : ndarray of shape (n_models, n_features_in_)
+        With ``kernel='linear'`` only (as SVC's): the features' weights of each
+        model, dual_coef_ @ support_vectors_.
     intercept_ : ndarray of shape (n_models,)
         The validated offsets b.
     n_support_ : ndarray of shape (n_models,)
