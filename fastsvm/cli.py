@@ -198,8 +198,8 @@ def _add_estimator_options(train):
                         help="how the merge problem is solved: lookup table of WD or h, or "
                              "golden section search")
     budget.add_argument("--maintenance", choices=MAINTENANCE, dest="maintenance",
-                        help="budget maintenance: merge two support vectors (RBF kernel only), "
-                             "or remove the smallest")
+                        help="budget maintenance: merge two support vectors (RBF kernel; "
+                             "exactly with the linear kernel), or remove the smallest")
 
     nystrom = train.add_argument_group("nystrom (NystromSVC)")
     nystrom.add_argument("-n", "--n-components", type=int, dest="n_components",

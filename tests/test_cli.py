@@ -444,7 +444,7 @@ def test_class_weights_from_the_command_line(dataset, train_file, tmp_path, caps
     (["-w7", "2"], "7 is not a class"),
     (["-w1", "heavy"], "must be a number"),
     (["-w1", "2", "--class-weight", "balanced"], "not both"),
-    (["-t", "poly"], "maintenance='merge' needs the Gaussian kernel"),
+    (["-t", "poly"], "maintenance='merge' needs the Gaussian or the linear kernel"),
 ])
 def test_bad_solver_options(argv, match, train_file, tmp_path, capsys):
     assert main(["train", "-q", *argv, str(train_file), str(tmp_path / "m.npz")]) == 1

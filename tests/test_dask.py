@@ -382,6 +382,21 @@ def test_budget_joins_a_row_into_its_own_vector_in_every_piece_and_epoch(client)
     assert abs(dist.score(X[6000:], y[6000:]) - local.score(X[6000:], y[6000:])) <= 0.05
 
 
+def test_budget_linear_kernel_merges_are_exact_across_partitions(client):
+    """The linear kernel's merges are exact (see BudgetSVC), also where the model travels
+    through the partitions: budget 2 gives the unbudgeted model up to rounding."""
+    X, y = _data(n=1000)
+    Xd, yd = da.from_array(X, chunks=250), da.from_array(y, chunks=250)
+    params = dict(client=client, kernel="linear", epochs=2, random_state=0)
+    unbudgeted = DaskBudgetSVC(budget=5000, **params).fit(Xd, yd)
+    merged = DaskBudgetSVC(**params).fit(Xd, yd)
+    assert unbudgeted.training_info_["maintenance_events"] == 0
+    assert merged.training_info_["budget"] == 2 and merged.training_info_["merges"] > 0
+    w = unbudgeted.coef_
+    assert_allclose(merged.coef_, w, rtol=0, atol=1e-9 * np.abs(w).max())
+    assert_allclose(merged.intercept_, unbudgeted.intercept_, rtol=0, atol=1e-9 * np.abs(w).max())
+
+
 def test_global_row_numbers_round_trip():
     rows = np.array([-1, 0, 99, 100, 104, 105, 700], dtype=np.int64)
     local = rows.copy()
@@ -428,7 +443,7 @@ def test_budget_bad_input_and_parameters(client):
     Xd, yd = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
     with pytest.raises(ValueError, match="kernel evaluated from the features"):
         DaskBudgetSVC(client=client, kernel="precomputed").fit(Xd, yd)
-    with pytest.raises(ValueError, match="needs the Gaussian kernel"):
+    with pytest.raises(ValueError, match="needs the Gaussian or the linear kernel"):
         DaskBudgetSVC(client=client, kernel="poly").fit(Xd, yd)
     with pytest.raises(ValueError, match="NaN"):
         DaskBudgetSVC(client=client).fit(da.from_array(_with_nan(X), chunks=100), yd)

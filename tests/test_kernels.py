@@ -196,7 +196,7 @@ def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
                              "descent on a linear model"),
     (HuberSVC(kernel="precomputed"), "does not support kernel='precomputed'"),
     (HuberSVC(kernel=np.dot), "does not support kernel=<"),
-    (BudgetSVC(kernel="poly"), "maintenance='merge' needs the Gaussian kernel"),
+    (BudgetSVC(kernel="poly"), "maintenance='merge' needs the Gaussian or the linear kernel"),
     (PegasosSVC(kernel="sigmoid"), "not positive semi-definite.*margin_bounds=False"),
     (NystromSVC(kernel="cosine"), "kernel"),
     (BudgetSVC(kernel="rbf", gamma=np.inf), "gamma"),
@@ -225,7 +225,7 @@ def test_merging_still_needs_only_the_rbf_kernel(data):
     assert clf.training_info_["merges"] > 0
     assert np.all(clf.support_ >= -1)
     assert np.any(clf.support_ == -1)          # merged vectors are no training rows
-    with pytest.raises(ValueError, match="maintenance='merge' needs the Gaussian kernel"):
+    with pytest.raises(ValueError, match="maintenance='merge' needs the Gaussian or the linear kernel"):
         BudgetSVC(kernel="precomputed").fit(X @ X.T, y)
 
 

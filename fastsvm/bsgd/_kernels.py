@@ -59,7 +59,8 @@ Kernel values come from dot products (``kernel_from_dots``: linear, poly,
 RBF, sigmoid) or, with ``code == PRECOMPUTED``, are looked up in the n x n
 kernel matrix passed as the dense X (``sv_idx`` holds the row of each support
 vector; nothing else of a support vector is stored).  Merging needs the RBF
-kernel; the estimator allows only removal for the others.
+kernel, or the linear one, where it is exact (see "Budget maintenance" below); the
+estimator allows only removal for the others.
 The margin before step t is f(x_i) = (sum_j beta_j k(sv_j, x_i) + bias) / (lambda G(t-1)).
 Merging is linear in the coefficients, so it works on beta unchanged (every
 weight degradation is scaled by the same (lambda t)^2, which does not change
@@ -81,6 +82,15 @@ m = beta_a/(beta_a + beta_b), kappa = k(sv_a, sv_b), rank by
 (beta_a + beta_b)^2 wd(m, kappa); merge the best pair into
 z = h sv_a + (1-h) sv_b with beta_z = (beta_a + beta_b) s(h).  If no vector
 shares a's sign, a is removed.  ``maintenance=REMOVE`` always removes a.
+
+With the linear kernel (``code == LINEAR``) a merge is exact: phi(x) = x, so
+z = h sv_a + (1-h) sv_b with h = m = beta_a/(beta_a + beta_b) and
+beta_z = beta_a + beta_b gives beta_z z = beta_a sv_a + beta_b sv_b, the same w
+(s(h) = 1: zero degradation for every partner of the same sign).  The
+partner is the largest |beta_b| of a's sign, which needs no kernel row; where
+no vector shares a's sign, a becomes the smallest vector of the other sign,
+of which there are at least two (B >= 2).  The model is then that of
+unbudgeted steps, up to rounding, whatever the budget.
 
 A margin violation by a training row that is still a support vector of its
 own (``sv_idx``, not merged) adds the step to that vector's beta instead of
@@ -113,7 +123,7 @@ from numba import njit
 from .._cycles import read_cycle_counter
 from .._options import JIT_OPTIONS
 from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
-from ..kernels import PRECOMPUTED
+from ..kernels import LINEAR, PRECOMPUTED
 from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
                               s_at, wd_at)
 
@@ -234,7 +244,41 @@ def _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_su
 
 
 @njit(**JIT_OPTIONS)
-def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method, diag,
+def _largest_of_sign(beta, n_sv, a):
+    """The slot j != a of the largest |beta_j| with beta_a's sign, or -1."""
+    b = -1
+    for j in range(n_sv):
+        if j != a and beta[j] * beta[a] > 0.0 and (b < 0 or abs(beta[j]) > abs(beta[b])):
+            b = j
+    return b
+
+
+@njit(**JIT_OPTIONS)
+def _merge_linear(svt, sv_sq, beta, sv_idx, n_sv, a):
+    """The linear kernel's exact merge of the smallest vector a, beta_a != 0 (see "Budget
+    maintenance" above); returns n_sv - 1."""
+    b = _largest_of_sign(beta, n_sv, a)
+    if b < 0:       # every other vector has the other sign, and |beta_j| >= |beta_a| > 0
+        other = -1
+        for j in range(n_sv):
+            if j != a and (other < 0 or abs(beta[j]) < abs(beta[other])):
+                other = j
+        a = other
+        b = _largest_of_sign(beta, n_sv, a)
+    h = beta[a] / (beta[a] + beta[b])
+    sq = 0.0
+    for f in range(svt.shape[0]):
+        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
+        svt[f, b] = z
+        sq += z * z
+    sv_sq[b] = sq
+    beta[b] += beta[a]
+    sv_idx[b] = -1
+    return _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
+
+
+@njit(**JIT_OPTIONS)
+def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, code, gamma, maintenance, method, diag,
               table_h, table_wd, kappa_row, m_row, wd_row, dots, bits, stats, timers, diag_sums):
     """Reduce n_sv = B+1 support vectors to B (Alg. 1); returns the new n_sv."""
     t_start = read_cycle_counter()
@@ -242,6 +286,11 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
     a = _argmin_abs(beta, n_sv)
     if maintenance == REMOVE or beta[a] == 0.0:
         n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
+        timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
+        return n_sv
+    if code == LINEAR:
+        n_sv = _merge_linear(svt, sv_sq, beta, sv_idx, n_sv, a)
+        stats[ST_MERGES] += 1
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
         return n_sv
     # kernel row of sv_a: reuse the margin computation's row when a is the new vector
@@ -362,9 +411,9 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
-                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance,
-                                 method, diag, table_h, table_wd, kappa_row, m_row, wd_row, dots,
-                                 bits, stats, timers, diag_sums)
+                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, code, gamma,
+                                 maintenance, method, diag, table_h, table_wd, kappa_row, m_row,
+                                 wd_row, dots, bits, stats, timers, diag_sums)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv

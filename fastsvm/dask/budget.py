@@ -172,7 +172,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
                 largest = parts[int(np.argmax(partitions.n_samples))]
                 stream.nearest_kernel = client.submit(_nearest_kernel, largest, kernel).result()
             stream.budget = self._auto_budget(len(classes), self.n_features_in_,
-                                              stream.nearest_kernel)
+                                              stream.nearest_kernel, kernel)
             stream.n_seen, stream.weight_seen = n, weight_sum
             stream.lam = regularization(self.C, weight_sum)
             if self.learning_rate == "linear-decay":
