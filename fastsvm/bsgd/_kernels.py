@@ -244,6 +244,19 @@ def _diagnose(a, n_sv, beta, kappa_row, m_row, table_h, table_wd, stats, diag_su
 
 
 @njit(**JIT_OPTIONS)
+def place_merged(svt, sv_sq, sv_idx, a, b, h):
+    """Slot b becomes the merged vector z = h sv_a + (1-h) sv_b (no training row), its
+    squared norm cached; the caller sets its coefficient and deletes slot a."""
+    sq = 0.0
+    for f in range(svt.shape[0]):
+        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
+        svt[f, b] = z
+        sq += z * z
+    sv_sq[b] = sq
+    sv_idx[b] = -1
+
+
+@njit(**JIT_OPTIONS)
 def _largest_of_sign(beta, n_sv, a):
     """The slot j != a of the largest |beta_j| with beta_a's sign, or -1."""
     b = -1
@@ -265,15 +278,8 @@ def _merge_linear(svt, sv_sq, beta, sv_idx, n_sv, a):
                 other = j
         a = other
         b = _largest_of_sign(beta, n_sv, a)
-    h = beta[a] / (beta[a] + beta[b])
-    sq = 0.0
-    for f in range(svt.shape[0]):
-        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
-        svt[f, b] = z
-        sq += z * z
-    sv_sq[b] = sq
+    place_merged(svt, sv_sq, sv_idx, a, b, beta[a] / (beta[a] + beta[b]))
     beta[b] += beta[a]
-    sv_idx[b] = -1
     return _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
 
 
@@ -336,15 +342,8 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, code, gamma, maintenance, m
     m, kappa = m_row[b], kappa_row[b]
     h = merge_h(method, m, kappa, table_h)
     timers[TM_SECTION_A] += read_cycle_counter() - t_h
-    s = s_at(h, m, kappa)
-    sq = 0.0
-    for f in range(svt.shape[0]):
-        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
-        svt[f, b] = z
-        sq += z * z
-    sv_sq[b] = sq
-    beta[b] = (beta[a] + beta[b]) * s
-    sv_idx[b] = -1
+    place_merged(svt, sv_sq, sv_idx, a, b, h)
+    beta[b] = (beta[a] + beta[b]) * s_at(h, m, kappa)
     n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
     stats[ST_MERGES] += 1
     timers[TM_MAINTENANCE] += read_cycle_counter() - t_start

@@ -72,7 +72,8 @@ from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv
 from ..kernels import PRECOMPUTED
 from ..merge._kernels import EPS_GSS, EPS_GSS_PRECISE, GSS, GSS_PRECISE, bilinear
 from ._kernels import (REMOVE, ST_ADDED, ST_MAINTENANCE, ST_MERGES, ST_STEPS, TM_MAINTENANCE,
-                       TM_SECTION_A, TM_TOTAL, _delete_slot, slot_of_row, step_mass)
+                       TM_SECTION_A, TM_TOTAL, _delete_slot, place_merged, slot_of_row,
+                       step_mass)
 
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 _LOG_TWO_MODES = -2.0
@@ -224,15 +225,9 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
     timers[TM_SECTION_A] += read_cycle_counter() - t_a
     u = math.exp(log_kappa * (1.0 - h) ** 2)
     v = math.exp(log_kappa * h * h)
-    sq = 0.0
-    for f in range(svt.shape[0]):
-        z = h * svt[f, a] + (1.0 - h) * svt[f, b]
-        svt[f, b] = z
-        sq += z * z
-    sv_sq[b] = sq
+    place_merged(svt, sv_sq, sv_idx, a, b, h)
     for c in range(beta.shape[1]):
         beta[b, c] = beta[a, c] * u + beta[b, c] * v
-    sv_idx[b] = -1
     n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
     stats[ST_MERGES] += 1
     timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
