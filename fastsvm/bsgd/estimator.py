@@ -755,7 +755,7 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
                 raise ValueError(
                     "maintenance='merge' with kernel='linear' merges two support vectors of one "
                     "model exactly, not of one-vs-rest models sharing a budget: use "
-                    "shared_budget=False, multi_class='ovo' or maintenance='remove'")
+                    "shared_budget=False (a budget per model) or maintenance='remove'")
         if self.shared_budget and n_models > 1:
             if self.diagnostics:
                 raise ValueError("diagnostics=True compares the merge methods on binary merges; "
