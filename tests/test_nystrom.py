@@ -678,10 +678,31 @@ def test_kernel_residual_is_the_missed_share_of_the_trace(kernel, params):
     K = pairwise_kernels(X, metric=kernel, filter_params=True, **params)
     landmarks = clf.component_indices_
     K_nm = K[:, landmarks]
-    approx = np.einsum("ij,jk,ik->i", K_nm, np.linalg.pinv(K[np.ix_(landmarks, landmarks)],
-                                                           rcond=1e-7, hermitian=True), K_nm)
+    K_nystrom = K_nm @ np.linalg.pinv(K[np.ix_(landmarks, landmarks)], rcond=1e-7,
+                                      hermitian=True) @ K_nm.T
     assert clf.training_info_["kernel_residual"] == pytest.approx(
-        1 - approx.sum() / np.trace(K), rel=1e-3, abs=1e-6)   # float32 embedding
+        1 - np.trace(K_nystrom) / np.trace(K), rel=1e-3, abs=1e-6)   # float32 embedding
+    # around the embeddings' mean mu: ||mu||^2 = 1' K_nystrom 1 / n^2, and mu lies in the
+    # embedding's span, so sum_i <phi(x_i), mu> = n ||mu||^2 also in the feature space
+    mean_part = K_nystrom.sum() / len(X)
+    assert clf.training_info_["kernel_spread_residual"] == pytest.approx(
+        1 - (np.trace(K_nystrom) - mean_part) / (np.trace(K) - mean_part), rel=1e-3, abs=1e-6)
+
+
+def test_an_embedding_that_keeps_the_mean_only_warns():
+    """Features offset by 300 make the linear kernel nearly constant: the factorisation kept
+    one landmark, the embedding the rows' mean, and the fit was a constant classifier with
+    no word of why (the kernel's trace was missed by 2e-5 only)."""
+    X, y = make_classification(2000, random_state=0)
+    with pytest.warns(UserWarning, match="misses 9.% of the training rows' spread around"):
+        clf = NystromSVC(kernel="linear", tol=None, max_stages=5, random_state=0).fit(X + 300, y)
+    info = clf.training_info_
+    assert info["kernel_residual"] < 1e-4 < 0.9 < info["kernel_spread_residual"]
+    assert clf.n_components_ == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = NystromSVC(kernel="linear", random_state=0).fit(X, y)
+    assert clf.training_info_["kernel_spread_residual"] == 0.0 and clf.score(X, y) > 0.95
 
 
 def test_kernel_residual_of_an_exact_or_indefinite_embedding():
@@ -691,8 +712,10 @@ def test_kernel_residual_of_an_exact_or_indefinite_embedding():
     X, y = make_classification(300, 6, random_state=0)
     exact = NystromSVC(kernel="linear", n_components=100, random_state=0).fit(X, y)
     assert exact.training_info_["kernel_residual"] == 0.0
+    assert exact.training_info_["kernel_spread_residual"] == 0.0
     sigmoid = NystromSVC(kernel="sigmoid", gamma=0.1, n_components=300, random_state=0)
-    assert sigmoid.fit(X, y).training_info_["kernel_residual"] is None
+    info = sigmoid.fit(X, y).training_info_
+    assert info["kernel_residual"] is None and info["kernel_spread_residual"] is None
 
 
 def test_choose_landmarks_doubles_while_the_residual_is_high():

@@ -91,10 +91,11 @@ class _Embedded:
         self.q_diag = np.maximum(sq_norms + bias_feature ** 2, np.finfo(np.float64).tiny)
         self.captured = float(sq_norms.sum())
         self.trace = float(part.problem.diagonal(np.arange(self.n_samples)).sum())
+        self.column_sum = self.Phi.sum(axis=0, dtype=np.float64)
 
 
 def _sums(embedded):
-    return embedded.captured, embedded.trace
+    return embedded.captured, embedded.trace, embedded.column_sum
 
 
 #: A pass visits the active rows of all partitions in pieces of at least ``MIN_PIECE_ROWS``
@@ -528,11 +529,12 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
             embedded = [client.submit(_Embedded, part, nystrom_map, self.C, bias_feature,
                                       pure=False)
                         for part, size in zip(partitions.parts, partitions.n_samples) if size > 0]
-            sums = np.sum(client.gather([client.submit(_sums, e) for e in embedded]), axis=0)
+            sums = client.gather([client.submit(_sums, e) for e in embedded])
             partitions.parts.clear()       # the embeddings are all the solver needs
             r = projection.shape[1]
             info["time_embedding_s"] = time.perf_counter() - start
-            info["kernel_residual"] = self._kernel_residual(*sums)
+            captured, trace, column_sum = (sum(values) for values in zip(*sums))
+            info.update(self._kernel_residual(captured, trace, column_sum, n))
             info["embedding_shape"] = [n, r]
             info["embedding_bytes"] = n * r * np.dtype(_options.EMBED_DTYPE).itemsize
             info["embedding_in_memory"] = True

@@ -93,6 +93,26 @@ def trace_residual(captured, total):
     return 0.0 if -1e-5 < missed < 0.0 else missed
 
 
+def spread_residual(captured, total, column_sum, n):
+    """The share of the rows' spread around their embeddings' mean that the embedding misses:
+    1 - sum_i ||phi_i - mu||^2 / sum_i ||phi(x_i) - mu||^2 over n rows, phi_i their
+    embeddings, mu = ``column_sum`` / n their mean and phi(x_i) the rows in the kernel's
+    feature space.  mu lies in the embedding's span, so with ``captured`` = sum_i
+    ||phi_i||^2 and ``total`` = sum_i k(x_i, x_i) it is
+    (total - captured) / (total - ||column_sum||^2 / n), at least :func:`trace_residual`.
+
+    Where the kernel is nearly constant over the rows (uncentred features with a 'linear'
+    or 'poly' kernel, a tiny gamma), the trace is almost all the mean's: the embedding can
+    keep the mean and lose every difference between the rows while missing little of the
+    trace (features offset by 300 with the linear kernel: a residual of 1e-5, the
+    embedding of rank 1 and a constant classifier; this figure 1.0).  None when the rows
+    do not spread around mu in the feature space."""
+    spread = total - float(column_sum @ column_sum) / n
+    if not spread > 1e-12 * total:
+        return None
+    return min(max(total - captured, 0.0) / spread, 1.0)
+
+
 def auto_components(n, budget_bytes):
     """(first, most) landmarks of ``n_components='auto'`` for n training rows: AUTO_COMPONENTS,
     then up to AUTO_MAX_COMPONENTS, while the n x m float32 embedding stays within
@@ -172,7 +192,14 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     K(X, X_train) and the landmarks are columns of it.  With the indefinite
     'sigmoid' kernel the factorisation keeps the landmarks on which K_mm is
     positive definite, often few of them (4 of 300 on a generated set), and
-    ``kernel_residual`` is None.
+    ``kernel_residual`` is None.  'linear' and 'poly' on features far from
+    centred are nearly constant over the rows: the factorisation's cut-off
+    (relative to the largest eigenvalue, the mean's) and the float32
+    embedding then keep the rows' mean and lose their differences (2,000 rows
+    of 20 features offset by 300: one landmark kept, a constant classifier,
+    where SVC scores 98 %; offset by 100, 86 % of the training rows right).
+    The fit warns where ``kernel_spread_residual`` is above 50 %;
+    standardise such features.
 
     Multi-class problems (the paper's are binary) share one embedding and are
     split one-vs-one by default up to 30 classes, as SVC splits them
@@ -334,7 +361,9 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         (``embedding_in_memory``), ``kernel_residual`` (the share of the
         kernel's trace over the training rows that the embedding misses,
         trace(K - K_nystrom) / trace(K); None for 'sigmoid' and a kernel without
-        a positive trace), and per model the objective after each stage,
+        a positive trace), ``kernel_spread_residual`` (the same share of the
+        rows' spread around their embeddings' mean in the kernel's feature
+        space, at least ``kernel_residual``; see :func:`spread_residual`), and per model the objective after each stage,
         margin violations per stage (ASSG, Pegasos), whether ``tol`` was
         reached, (ASSG) the step size eta_1 used and (DCD) ``duality_gap``,
         the relative duality gap at each check (the last one is the
@@ -473,15 +502,18 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         try:
             start = time.perf_counter()
             sq_norms = np.empty(n)   # ||embedding(x_i)||^2, the approximated k(x_i, x_i)
+            column_sum = np.zeros(projection.shape[1])
             with progress_bar(self.verbose, n, "row", "NystromSVC embedding") as bar:
                 for first, rows in training_map.embed_blocks(problem.X, store.dtype, bar,
                                                              known=(idx, L)):
                     check_finite_output(rows, "embedding")
                     store.write(first, rows)
                     sq_norms[first:first + len(rows)] = embedded_sq_norms(rows)
+                    column_sum += rows.sum(axis=0, dtype=np.float64)
             info["time_embedding_s"] = time.perf_counter() - start
-            info["kernel_residual"] = self._kernel_residual(
-                float(sq_norms.sum()), float(problem.diagonal(np.arange(n)).sum()))
+            info.update(self._kernel_residual(
+                float(sq_norms.sum()), float(problem.diagonal(np.arange(n)).sum()), column_sum,
+                n))
             info["embedding_shape"] = list(store.shape)
             info["embedding_bytes"] = int(store.nbytes)
             info["embedding_in_memory"] = store.in_memory
@@ -533,18 +565,32 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
             "intercept_": W[:, -1] * bias_feature, "n_iter_": n_iter, "training_info_": info,
         }
 
-    def _kernel_residual(self, captured, total):
-        """:func:`trace_residual` of the training rows (None for the indefinite 'sigmoid',
-        whose K - K_nystrom is no positive semi-definite part to measure: its embedding
-        can overstate k(x, x)); warns above ``RESIDUAL_WARN``."""
-        residual = None if self.kernel == "sigmoid" else trace_residual(captured, total)
+    def _kernel_residual(self, captured, total, column_sum, n):
+        """``kernel_residual`` and ``kernel_spread_residual`` of ``training_info_``:
+        :func:`trace_residual` and :func:`spread_residual` of the n training rows (None
+        for the indefinite 'sigmoid', whose K - K_nystrom is no positive semi-definite part
+        to measure: its embedding can overstate k(x, x)); warns when either is above
+        ``RESIDUAL_WARN``."""
+        if self.kernel == "sigmoid":
+            return {"kernel_residual": None, "kernel_spread_residual": None}
+        residual = trace_residual(captured, total)
+        spread = spread_residual(captured, total, column_sum, n)
         if residual is not None and residual > RESIDUAL_WARN:
             warnings.warn(
                 f"the Nystrom embedding misses {residual:.0%} of the kernel's trace on the "
                 f"training rows (the landmarks span little of the data, as on sparse "
                 f"high-dimensional rows): the model is far from the kernel SVM; raise "
                 f"n_components, or use BudgetSVC or a linear model", UserWarning)
-        return residual
+        elif spread is not None and spread > RESIDUAL_WARN:
+            warnings.warn(
+                f"the Nystrom embedding misses {spread:.0%} of the training rows' spread "
+                f"around their mean in the kernel's feature space (and {residual:.2%} of the "
+                f"kernel's trace): the kernel is nearly constant over the rows, as with "
+                f"kernel='linear' or 'poly' on features far from centred, or a tiny gamma, "
+                f"and the embedding keeps their mean but little of their differences: the "
+                f"model is far from the kernel SVM; standardise the features "
+                f"(StandardScaler) or change the kernel's parameters", UserWarning)
+        return {"kernel_residual": residual, "kernel_spread_residual": spread}
 
     def _embedding_budget(self):
         """``max_embedding_mb`` in bytes."""
