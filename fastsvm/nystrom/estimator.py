@@ -198,8 +198,8 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     embedding then keep the rows' mean and lose their differences (2,000 rows
     of 20 features offset by 300: one landmark kept, a constant classifier,
     where SVC scores 98 %; offset by 100, 86 % of the training rows right).
-    The fit warns where ``kernel_spread_residual`` is above 50 %;
-    standardise such features.
+    The fit warns where ``kernel_spread_residual`` is above 50 % and the mean
+    holds most of the kernel's trace; standardise such features.
 
     Multi-class problems (the paper's are binary) share one embedding and are
     split one-vs-one by default up to 30 classes, as SVC splits them
@@ -569,8 +569,11 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         """``kernel_residual`` and ``kernel_spread_residual`` of ``training_info_``:
         :func:`trace_residual` and :func:`spread_residual` of the n training rows (None
         for the indefinite 'sigmoid', whose K - K_nystrom is no positive semi-definite part
-        to measure: its embedding can overstate k(x, x)); warns when either is above
-        ``RESIDUAL_WARN``."""
+        to measure: its embedding can overstate k(x, x)); warns when the trace's is above
+        ``RESIDUAL_WARN``, or the spread's is while the embeddings' mean holds most of the
+        trace (residual / spread = 1 - n ||mu||^2 / trace(K) < 1/2: a nearly constant
+        kernel; with few landmarks on data of a varied kernel the spread's share is also
+        high, for the reason the trace's message gives)."""
         if self.kernel == "sigmoid":
             return {"kernel_residual": None, "kernel_spread_residual": None}
         residual = trace_residual(captured, total)
@@ -581,7 +584,7 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
                 f"training rows (the landmarks span little of the data, as on sparse "
                 f"high-dimensional rows): the model is far from the kernel SVM; raise "
                 f"n_components, or use BudgetSVC or a linear model", UserWarning)
-        elif spread is not None and spread > RESIDUAL_WARN:
+        elif spread is not None and spread > RESIDUAL_WARN and residual < spread / 2:
             warnings.warn(
                 f"the Nystrom embedding misses {spread:.0%} of the training rows' spread "
                 f"around their mean in the kernel's feature space (and {residual:.2%} of the "
