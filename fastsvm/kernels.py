@@ -131,7 +131,12 @@ class Kernel:
 
     @property
     def psd(self):
-        """Whether the kernel is known to be positive semi-definite (a callable is trusted)."""
+        """Whether the kernel is known to be positive semi-definite (a callable is trusted):
+        not 'sigmoid', nor 'poly' with coef0 < 0 (degree >= 1), whose (gamma <x, z> + coef0)^d
+        is indefinite (d = 2, gamma = 1, coef0 = -1 on the points 0 and 1: [[1, 1], [1, 0]]);
+        with coef0 >= 0 its binomial terms are positive multiples of <x, z>^k."""
+        if self.name == "poly":
+            return self.coef0 >= 0 or self.degree == 0
         return self.name != "sigmoid"
 
     def __call__(self, A, B, out=None):

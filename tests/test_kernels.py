@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC, _options
-from fastsvm.kernels import row_sq_norms
+from fastsvm.kernels import Kernel, row_sq_norms
 from fastsvm.multiclass import ovo_scores
 
 #: Estimators that take every kernel, at small settings.
@@ -191,6 +191,24 @@ def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
 
 
 # ------------------------------------------------------------------ ruled out by the method
+@pytest.mark.parametrize("degree", [1, 2, 3])
+@pytest.mark.parametrize("coef0", [-1.0, 0.0, 0.5])
+def test_psd_says_whether_kernel_matrices_can_be_indefinite(degree, coef0):
+    """Kernel.psd, brute force: the smallest eigenvalue of the poly kernel's matrix on
+    random points is >= 0 where psd holds, and some points give a negative one where not."""
+    kernel = Kernel("poly", 1.0, degree, coef0)
+    points = (np.random.default_rng(0).normal(size=(30, 3)), np.array([[0.0], [1.0]]),
+              np.array([[0.0], [0.5], [1.0]]))
+    # the smallest eigenvalue of each matrix relative to its largest entry
+    smallest = min(np.linalg.eigvalsh(K)[0] / np.abs(K).max()
+                   for K in (kernel(X, X) for X in points))
+    if kernel.psd:
+        assert smallest >= -1e-12
+    else:
+        assert smallest < -1e-3
+    assert not Kernel("sigmoid", 1.0, 3, 0.0).psd and Kernel("rbf", 1.0, 3, 0.0).psd
+
+
 @pytest.mark.parametrize("clf, match", [
     (HuberSVC(kernel="rbf"), "HuberSVC does not support kernel='rbf': HuberSVC is gradient "
                              "descent on a linear model"),
@@ -198,6 +216,7 @@ def test_bad_kernel_callables_are_clear_errors(data, monkeypatch):
     (HuberSVC(kernel=np.dot), "does not support kernel=<"),
     (BudgetSVC(kernel="poly"), "maintenance='merge' needs the Gaussian or the linear kernel"),
     (PegasosSVC(kernel="sigmoid"), "not positive semi-definite.*margin_bounds=False"),
+    (PegasosSVC(kernel="poly", coef0=-5.0), "'poly' with coef0 < 0 is not positive semi-def"),
     (NystromSVC(kernel="cosine"), "kernel"),
     (BudgetSVC(kernel="rbf", gamma=np.inf), "gamma"),
     (PegasosSVC(kernel="poly", coef0=np.nan), "coef0 must be finite"),

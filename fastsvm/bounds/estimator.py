@@ -365,8 +365,8 @@ class PegasosSVC(BaseSVC):
     sets, small C), since every margin costs n_sv kernel values anyway.
     Each margin costs O(n_sv d): for large data sets use
     :class:`fastsvm.BudgetSVC`.  The bound is Cauchy-Schwarz in the feature
-    space, which an indefinite kernel lacks: 'sigmoid' needs
-    ``margin_bounds=False``.  A callable is evaluated once into the n x n
+    space, which an indefinite kernel lacks: 'sigmoid' and 'poly' with
+    ``coef0 < 0`` need ``margin_bounds=False``.  A callable is evaluated once into the n x n
     kernel matrix, as SVC does.
 
     Speed: PegasosSVC is the paper's baseline, the method whose margin
@@ -545,9 +545,10 @@ class PegasosSVC(BaseSVC):
         kernel = problem.kernel
         linear = kernel.name == "linear"
         if not linear and not kernel.psd and self.margin_bounds:
-            raise ValueError(f"kernel={self.kernel!r} is not positive semi-definite, so it has no "
-                             "feature space in which the margin bounds (Cauchy-Schwarz) hold; "
-                             "use margin_bounds=False")
+            raise ValueError(f"kernel={self.kernel!r}"
+                             f"{' with coef0 < 0' if kernel.name == 'poly' else ''} is not "
+                             "positive semi-definite, so it has no feature space in which the "
+                             "margin bounds (Cauchy-Schwarz) hold; use margin_bounds=False")
         n = problem.n_samples
         lam = problem.lam(self.C)
         k = self.batch_size
