@@ -366,8 +366,8 @@ class PegasosSVC(BaseSVC):
     Each margin costs O(n_sv d): for large data sets use
     :class:`fastsvm.BudgetSVC`.  The bound is Cauchy-Schwarz in the feature
     space, which an indefinite kernel lacks: 'sigmoid' and 'poly' with
-    ``coef0 < 0`` need ``margin_bounds=False``.  A callable is evaluated once into the n x n
-    kernel matrix, as SVC does.
+    ``coef0 < 0`` need ``margin_bounds=False``.  A callable is evaluated once
+    into the n x n kernel matrix, as SVC does.
 
     Speed: PegasosSVC is the paper's baseline, the method whose margin
     computations the bounds skip, and is not meant to be fast.  With

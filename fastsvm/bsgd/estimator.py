@@ -263,8 +263,9 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     the linear kernel on uncentred features it can lose the balance of the
     classes (two blobs 3 apart at an offset of 3, 6,000 rows: 14.8 % and 0.4 %
     training accuracy at seeds 0 and 4, 99.6-99.9 % at seeds 1-3; standardised,
-    99.9 % at every seed; merged, 99.9 % at seeds 0 and 4).  A fit whose binary model fits its training rows
-    worse than a constant decision, both in mean hinge loss (each with its best
+    99.9 % at every seed; merged, 99.8-99.9 % at every seed).  A fit whose binary
+    model fits its training rows worse than a constant decision, both in mean
+    hinge loss (each with its best
     offset) and in accuracy, warns with a ``ConvergenceWarning``: the SVM
     optimum's loss is at most the constant's, so such a model is far from it.
     (The loss alone also flagged useful models far from the optimum: the
@@ -304,9 +305,10 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     kernels :class:`fastsvm.NystromSVC`.  The indefinite kernels ('sigmoid', and 'poly'
     with ``coef0 < 0``) have no feature space: the steps then descend no convex
     objective, and the result can be far from SVC's, in either direction (measured with
-    removal and no budget reached: 5 blobs, sigmoid, 72.4 % against SVC's 88.4 %; a
-    binary make_classification set, poly with coef0 = -1, 87.3 % against 80.1 %).
-    NystromSVC keeps the kernel's positive part (96.7 % and 89.3 % there).
+    removal at the default budget: 5 blobs, sigmoid, 72.4 % against SVC's 88.4 %, and as
+    much with a budget above the rows; a binary make_classification set, poly with
+    coef0 = -1, 87.3 % against 80.1 %).  NystromSVC keeps the kernel's positive part
+    (96.7 % and 89.3 % there).
     A callable is evaluated once into the n x n kernel matrix, as SVC does.
 
     **The offset.**  The paper's objective (1) has none.  With

@@ -105,7 +105,7 @@ def spread_residual(captured, total, column_sum, n):
     or 'poly' kernel, a tiny gamma), the trace is almost all the mean's: the embedding can
     keep the mean and lose every difference between the rows while missing little of the
     trace (features offset by 300 with the linear kernel: a residual of 1e-5, the
-    embedding of rank 1 and a constant classifier; this figure 1.0).  None when the rows
+    embedding of rank 1 and a constant classifier; this figure 0.97).  None when the rows
     do not spread around mu in the feature space."""
     spread = total - float(column_sum @ column_sum) / n
     if not spread > 1e-12 * total:
@@ -363,9 +363,9 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         trace(K - K_nystrom) / trace(K); None for 'sigmoid' and a kernel without
         a positive trace), ``kernel_spread_residual`` (the same share of the
         rows' spread around their embeddings' mean in the kernel's feature
-        space, at least ``kernel_residual``; see :func:`spread_residual`), and per model the objective after each stage,
-        margin violations per stage (ASSG, Pegasos), whether ``tol`` was
-        reached, (ASSG) the step size eta_1 used and (DCD) ``duality_gap``,
+        space, at least ``kernel_residual``; see :func:`spread_residual`), and
+        per model the objective after each stage, margin violations per stage
+        (ASSG, Pegasos), whether ``tol`` was reached, (ASSG) the step size eta_1 used and (DCD) ``duality_gap``,
         the relative duality gap at each check (the last one is the
         certificate of the returned model; ``objective`` then holds the
         smallest objective seen at each check).
@@ -577,7 +577,7 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         if self.kernel == "sigmoid":
             return {"kernel_residual": None, "kernel_spread_residual": None}
         residual = trace_residual(captured, total)
-        spread = spread_residual(captured, total, column_sum, n)
+        spread = None if residual is None else spread_residual(captured, total, column_sum, n)
         if residual is not None and residual > RESIDUAL_WARN:
             warnings.warn(
                 f"the Nystrom embedding misses {residual:.0%} of the kernel's trace on the "
