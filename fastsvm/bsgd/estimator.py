@@ -753,7 +753,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
                 "placed using k(x_a, z) = k(x_a, x_b)^((1-h)^2), which holds for "
                 "exp(-gamma ||x - z||^2) only, or exactly, for <x, z>; use "
                 "maintenance='remove' (drop the smallest support vector), which works with "
-                "every kernel")
+                "every kernel but loses what it drops (a linear kernel given as a matrix or "
+                "a callable merges exactly as kernel='linear')")
         if self.maintenance == "merge" and kernel.name == "linear":
             if self.diagnostics:
                 raise ValueError("diagnostics=True compares the merge methods of the Gaussian "
