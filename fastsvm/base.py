@@ -289,6 +289,8 @@ class TrainingProblem:
         Index of each row in the caller's X.
     kernel : Kernel
         The kernel, with 'scale' resolved on X.
+    class_weight : ndarray of shape (n_classes,)
+        The weight of each class in ``weights`` (the estimators' ``class_weight_``).
     """
 
     X: object
@@ -297,6 +299,7 @@ class TrainingProblem:
     weights: np.ndarray
     rows: np.ndarray
     kernel: Kernel
+    class_weight: np.ndarray = None
     _gram: np.ndarray = field(default=None, repr=False)
 
     @property
@@ -437,7 +440,8 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             included), the estimator is exactly as it was before the call.
         """
         with self._fitting():
-            self._publish(self._fit(self._problem(X, y, sample_weight)))
+            problem = self._problem(X, y, sample_weight)
+            self._publish(self._fit(problem), problem.class_weight)
         return self
 
     @contextmanager
@@ -518,7 +522,8 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
                                  f"{classes.tolist()!r} (pass every class with classes= on the "
                                  "first call)")
             y_enc = np.searchsorted(classes, y)
-        weights = self._sample_weights(X, y, y_enc, classes, sample_weight, partial)
+        weights, class_weight = self._sample_weights(X, y, y_enc, classes, sample_weight,
+                                                     partial)
         rows = np.flatnonzero(weights > 0)
         if len(rows) < len(weights):
             X = (X[np.ix_(rows, rows)] if kernel == "precomputed" else _safe_indexing(X, rows))
@@ -529,12 +534,15 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         resolved = Kernel.resolve(kernel, self._gamma_param(), getattr(self, "degree", 3),
                                   getattr(self, "coef0", 0.0), X)
         check_kernel_range(resolved, max_sq_norm)
-        return TrainingProblem(X, y_enc.astype(np.intp), classes, weights, rows, resolved)
+        return TrainingProblem(X, y_enc.astype(np.intp), classes, weights, rows, resolved,
+                               class_weight)
 
     def _sample_weights(self, X, y, y_enc, classes, sample_weight, partial):
-        """s_i = class weight x sample weight, validated (see the module docstring)."""
+        """(s_i, class weights): s_i = class weight x sample weight, validated (see the module
+        docstring), and the weight of each class (ones for ``class_weight=None``)."""
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                        ensure_non_negative=True)
+        per_class = np.ones(len(classes))
         if self.class_weight is not None:
             if isinstance(self.class_weight, str) and partial:
                 raise ValueError("class_weight='balanced' needs every label at once; for "
@@ -562,7 +570,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("all samples have zero weight (sample_weight times class_weight)")
         if not partial:
             check_class_totals(np.bincount(y_enc, weights, len(classes)), classes)
-        return weights
+        return weights, per_class
 
     def _check_parameters(self):
         """Finite numeric parameters, integers that fit the compiled kernels' 64 bits, and a
@@ -588,13 +596,15 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         """The gamma to resolve into the problem's kernel."""
         return getattr(self, "gamma", "scale")
 
-    def _publish(self, fitted):
-        """Set the fitted attributes at once, dropping those of an earlier fit that this
-        fit does not have (another kernel, another solver).
+    def _publish(self, fitted, class_weight):
+        """Set the fitted attributes at once, with ``class_weight_`` (the weight of each
+        class, as SVC's), dropping those of an earlier fit that this fit does not have
+        (another kernel, another solver).
 
         A model holding NaN or inf (an overflow) is refused with a ValueError
         before anything is set: never a silently broken model.
         """
+        fitted = {**fitted, "class_weight_": np.asarray(class_weight, dtype=np.float64)}
         broken = sorted(name for name, value in fitted.items() if _non_finite(value))
         if broken:
             raise ValueError(self._overflow_message(f"non-finite {', '.join(broken)}"))

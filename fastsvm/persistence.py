@@ -75,6 +75,10 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
     :func:`fastsvm.multiclass.ovo_scores`).
+``class_weight_`` (optional)
+    ``float64``, shape ``(n_classes,)``, finite and >= 0: the weight of each
+    class in training, the estimator's ``class_weight_`` (a file written
+    before fastsvm had that attribute loads without it).
 ``feature_names_in_`` (optional)
     unicode array of shape ``(n_features,)``, for a model fitted on a pandas
     DataFrame.
@@ -294,6 +298,9 @@ class _Array:
     shape: tuple
 
 
+# The optional array of every model (see the module docstring).
+_CLASS_WEIGHT = _Array("class_weight_", "f", ("n_classes",))
+
 # The arrays that hold sparse (CSR) landmarks of a NystromSVC instead of components_.
 _SPARSE_SPECS = (_Array("components_data_", "f", ("nnz",)),
                  _Array("components_indices_", "i", ("nnz",)),
@@ -303,7 +310,8 @@ _SPARSE_COMPONENTS = tuple(spec.name for spec in _SPARSE_SPECS)
 
 def _layout(name, params):
     """The fitted arrays of estimator ``name`` with parameters ``params`` (see the module
-    docstring), besides classes_, n_features_in_ and feature_names_in_."""
+    docstring), besides classes_, n_features_in_ and the optional class_weight_ and
+    feature_names_in_."""
     kernel = params.get("kernel", "linear")
     precomputed = kernel == "precomputed"
     arrays = [_Array("intercept_", "f", ("n_models",))]
@@ -504,9 +512,14 @@ def _check_model(name, params, arrays, fail):
     classes = _check_classes(arrays["classes_"], fail)
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     n_models = _n_models(params, len(classes))
-    dims = {"n_models": n_models, "n_features": n_features}
+    dims = {"n_models": n_models, "n_features": n_features, "n_classes": len(classes)}
     bounds = _dim_bounds(name, params, len(classes), n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
+    if _CLASS_WEIGHT.name in arrays:
+        out[_CLASS_WEIGHT.name] = _check_array(_CLASS_WEIGHT, arrays[_CLASS_WEIGHT.name], dims,
+                                               bounds, fail)
+        if np.any(out[_CLASS_WEIGHT.name] < 0):
+            fail("class_weight_ contains negative weights")
     kernel = params.get("kernel", "linear")
     for spec in _layout(name, params):
         if spec.name == "components_" and spec.name not in arrays and _SPARSE_COMPONENTS[0] in arrays:
@@ -698,6 +711,8 @@ def save_model(estimator, path):
     names = getattr(estimator, "feature_names_in_", None)
     if names is not None:
         raw["feature_names_in_"] = np.asarray(np.asarray(names).tolist(), dtype=str)
+    if hasattr(estimator, _CLASS_WEIGHT.name):
+        raw[_CLASS_WEIGHT.name] = estimator.class_weight_
     checked = _check_model(name, params, raw, fail)
 
     meta = {
@@ -1018,11 +1033,13 @@ def _read_arrays(archive, entries, version, name, params, fail):
     if name == "NystromSVC" and "components_" not in entries and _SPARSE_COMPONENTS[0] in entries:
         layout = [spec for spec in layout if spec.name != "components_"] + list(_SPARSE_SPECS)
     specs = {spec.name: spec for spec in layout}
+    specs[_CLASS_WEIGHT.name] = _CLASS_WEIGHT
     unexpected = sorted(set(entries) - {"n_features_in_", "classes_", "feature_names_in_", *specs})
     if unexpected:
         fail(f"unexpected entr{'y' if len(unexpected) == 1 else 'ies'} "
              f"{_clip(', '.join(unexpected))}")
-    missing = [key for key in ("classes_", "n_features_in_", *specs) if key not in entries]
+    missing = [key for key in ("classes_", "n_features_in_", *specs)
+               if key not in entries and key != _CLASS_WEIGHT.name]
     if missing:
         fail(f"missing array(s) {', '.join(missing)}")
 
@@ -1045,7 +1062,7 @@ def _read_arrays(archive, entries, version, name, params, fail):
     read("classes_", check_classes)
     n_classes = len(_check_classes(arrays["classes_"], fail))
     n_models = _n_models(params, n_classes)
-    dims = {"n_models": n_models, "n_features": n_features}
+    dims = {"n_models": n_models, "n_features": n_features, "n_classes": n_classes}
     bounds = _dim_bounds(name, params, n_classes, n_features)
 
     def check(key, dtype, shape):

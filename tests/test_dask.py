@@ -98,6 +98,7 @@ def test_multiclass_weighted_dataframe_model_is_the_local_one(client):
     local = HuberSVC(**params).fit(pd.DataFrame(X, columns=columns), y, sample_weight=weight)
     dist = DaskHuberSVC(client=client, **params).fit(frame, labels, sample_weight=weights)
     assert _relative(dist.coef_, local.coef_) <= 1e-6
+    assert_allclose(dist.class_weight_, local.class_weight_, rtol=1e-12)
     assert_allclose(dist.intercept_, local.intercept_, rtol=1e-6, atol=1e-9)
     assert list(dist.feature_names_in_) == columns
     predicted = dist.predict(frame)
@@ -335,6 +336,7 @@ def test_budget_multiclass_weights_and_round_trip(client, tmp_path, shared_budge
     Xd, yd = da.from_array(X, chunks=500), da.from_array(y, chunks=500)
     dist = DaskBudgetSVC(client=client, **params).fit(Xd, yd)
     assert dist.gamma_ == pytest.approx(local.gamma_, rel=1e-12)
+    assert_allclose(dist.class_weight_, local.class_weight_, rtol=1e-12)
     assert len(dist.support_vectors_) <= 60 * (1 if shared_budget else 3)
     assert np.all(dist.support_ == -1)
     assert abs(dist.score(Xt, yt) - local.score(Xt, yt)) <= 0.02
@@ -344,7 +346,9 @@ def test_budget_multiclass_weights_and_round_trip(client, tmp_path, shared_budge
     assert isinstance(predicted, da.Array)
     assert_array_equal(predicted.compute(), dist.predict(Xt))
     save_model(dist.to_local(), tmp_path / "b.npz")
-    assert_array_equal(load_model(tmp_path / "b.npz").predict(Xt), dist.predict(Xt))
+    loaded = load_model(tmp_path / "b.npz")
+    assert_array_equal(loaded.predict(Xt), dist.predict(Xt))
+    assert_array_equal(loaded.class_weight_, dist.class_weight_)
 
 
 def test_budget_never_joins_a_row_into_another_partitions_vector(client):
@@ -616,6 +620,7 @@ def test_nystrom_multiclass_weighted_dataframe_leverage_and_round_trip(client, t
     local.fit(pd.DataFrame(X, columns=columns), y, sample_weight=weight)
     dist = DaskNystromSVC(client=client, **params).fit(frame, labels, sample_weight=weights)
     assert_array_equal(dist.component_indices_, local.component_indices_)
+    assert_allclose(dist.class_weight_, local.class_weight_, rtol=1e-12)
     assert list(dist.feature_names_in_) == columns
     assert all(dist.training_info_["converged"])
     assert set(dist.training_info_) == set(local.training_info_)     # "Those of NystromSVC"

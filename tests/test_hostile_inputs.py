@@ -692,7 +692,7 @@ def _interrupt(monkeypatch, clf, stage):
                 raise KeyboardInterrupt
             monkeypatch.setattr(cls, "_train", interrupted_train)
     else:                                           # half of the attributes set
-        def half_publish(self, fitted):
+        def half_publish(self, fitted, class_weight):
             for key in list(fitted)[: len(fitted) // 2]:
                 setattr(self, key, fitted[key])
             raise KeyboardInterrupt

@@ -133,7 +133,7 @@ def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
         names = set(zf.namelist())
     assert names == {f"{k}.npy" for k in (
         "meta", "classes_", "n_features_in_", "gamma_", "support_vectors_", "support_", "dual_coef_",
-        "n_support_", "intercept_")}
+        "n_support_", "intercept_", "class_weight_")}
     entries = _read_entries(model_file)  # allow_pickle=False
     for key, arr in entries.items():
         assert arr.dtype != object, key
@@ -143,6 +143,7 @@ def test_file_is_pickle_free_and_documented_layout(model_file, binary_model):
     assert entries["n_support_"].dtype == np.int64
     assert entries["n_features_in_"].shape == () and entries["n_features_in_"] == 5
     assert entries["gamma_"].shape == () and entries["gamma_"] == binary_model.gamma_
+    assert entries["class_weight_"].dtype == np.float64 and entries["class_weight_"].shape == (2,)
     meta = _meta(model_file)
     assert meta["format"] == "fastsvm-model"
     assert meta["version"] == FORMAT_VERSION == 2
@@ -480,6 +481,20 @@ def test_integer_class_weight_keys_survive_json(data, tmp_path):
     clf = BudgetSVC(budget=20, class_weight={0: 3.0, 2: 0.5}, random_state=0).fit(X, y)
     save_model(clf, tmp_path / "w.npz")
     assert load_model(tmp_path / "w.npz").class_weight == {0: 3.0, 2: 0.5}
+
+
+def test_class_weight_attribute_round_trips_and_is_checked(data, tmp_path):
+    X, y = data
+    clf = BudgetSVC(budget=20, class_weight="balanced", random_state=0).fit(X[:200], y[:200])
+    path = tmp_path / "w.npz"
+    save_model(clf, path)
+    np.testing.assert_array_equal(load_model(path).class_weight_, clf.class_weight_)
+    older = _rewrite(path, tmp_path / "older.npz", class_weight_=None)
+    assert not hasattr(load_model(older), "class_weight_")     # a file from before it
+    for bad, match in [(np.ones(2), "class_weight_ has 2 entries"),
+                       (np.array([1.0, -1.0, 1.0]), "negative weights"),
+                       (np.array([1.0, np.nan, 1.0]), "non-finite")]:
+        _assert_format_error(_rewrite(path, tmp_path / "bad.npz", class_weight_=bad), match)
 
 
 def test_version_1_files_are_still_read(data, tmp_path):

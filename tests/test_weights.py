@@ -176,6 +176,34 @@ def test_balanced_is_svc_s_formula(name, blobs):
     assert_array_equal(balanced.decision_function(X), explicit.decision_function(X))
 
 
+@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize("class_weight", [None, {0: 2.5, 2: 0.5}, "balanced"])
+def test_class_weight_attribute_is_svc_s(name, class_weight, blobs):
+    """class_weight_ holds the weight of each class as SVC's does (ones for None); 'balanced'
+    with unit sample weights is SVC's formula, and counts rows by their sample weight."""
+    from sklearn.svm import SVC
+    X, y = blobs
+    keep = np.concatenate([np.flatnonzero(y != 2), np.flatnonzero(y == 2)[:30]])
+    X, y = X[keep], y[keep]
+    fitted = _fit(make(name, class_weight=class_weight), X, y)
+    expected = SVC(class_weight=class_weight).fit(X, y).class_weight_
+    assert_allclose(fitted.class_weight_, expected, rtol=1e-12)
+    assert fitted.class_weight_.shape == (3,) and fitted.class_weight_.dtype == np.float64
+    if class_weight == "balanced":      # a weight of 2 counts the row twice
+        weight = np.where(y == 2, 2.0, 1.0)
+        twice = _fit(make(name, class_weight=class_weight), X, y, sample_weight=weight)
+        assert_allclose(twice.class_weight_, weight.sum() / (3 * np.bincount(y, weight)))
+
+
+def test_partial_fit_class_weight_attribute():
+    X, y = make_blobs(90, centers=3, random_state=0)
+    stream = BudgetSVC(budget=20, random_state=0, class_weight={1: 3.0})
+    stream.partial_fit(X, y, classes=[0, 1, 2])
+    assert_array_equal(stream.class_weight_, [1.0, 3.0, 1.0])
+    stream.set_params(class_weight=None).partial_fit(X, y)
+    assert_array_equal(stream.class_weight_, [1.0, 1.0, 1.0])
+
+
 # ------------------------------------------------------------------ statistical
 @pytest.mark.parametrize("name", STOCHASTIC)
 def test_weight_three_is_the_row_three_times_in_expectation(name):

@@ -185,6 +185,8 @@ class HuberSVC(BaseSVC):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class, as SVC's: ``class_weight`` resolved (ones for None).
     n_features_in_ : int
     coef_ : ndarray of shape (n_models, n_features_in_)
         1 model for 2 classes, else n_classes.
@@ -473,6 +475,8 @@ class PegasosSVC(BaseSVC):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class, as SVC's: ``class_weight`` resolved (ones for None).
     n_features_in_ : int
     coef_ : ndarray of shape (n_models, n_features_in_)
         Linear kernel only.

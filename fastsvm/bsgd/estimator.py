@@ -506,6 +506,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class, as SVC's: ``class_weight`` resolved (ones for None).
     n_features_in_ : int
     gamma_ : float or None
         The numeric kernel width used (None for kernels without one).
@@ -701,7 +703,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         for stream, rows in zip(streams, self._stream_rows(problem, pairs)):
             if len(rows):                       # a one-vs-one pair may be absent from a batch
                 stream.see(problem.weights[rows], self.C)
-        self._publish(self._train(streams, problem, 1, pairs, partial=True))
+        self._publish(self._train(streams, problem, 1, pairs, partial=True),
+                      problem.class_weight)
 
     def _start(self, problem):
         """New streams (one, or one per one-vs-one pair): empty models, the kernel and the

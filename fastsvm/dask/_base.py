@@ -73,8 +73,10 @@ class DaskMixin:
         parts = client.compute([dask.delayed(partition_class)(local, Xk, yk, wk, classes)
                                 for Xk, yk, wk in blocks])
         facts = client.gather([client.submit(block_facts, part) for part in parts])
-        result = Partitions(client, parts, classes, *(list(column) for column in zip(*facts)))
-        check_weights(result.weight_sum, sum(result.class_weights), classes)
+        result = Partitions(client, parts, classes, *(list(column) for column in zip(*facts)),
+                            class_weight=(np.ones(len(classes)) if local.class_weight is None
+                                          else dict_class_weight(local.class_weight, classes)))
+        check_weights(result.weight_sum, sum(result.class_totals), classes)
         return result
 
     def _global_kernel(self, partitions):
@@ -130,7 +132,7 @@ class Block:
         self.n_rows = X.shape[0]                # as given, rows of weight 0 included
         self.n_samples = 0
         self.weight_sum = 0.0
-        self.class_weight = np.zeros(len(classes))
+        self.class_total = np.zeros(len(classes))
         self.moments = np.zeros(3)              # entries, sum, sum of squares of X
         self.max_sq_norm = 0.0
         if not has_positive_weight(local, X, y, weight, classes):
@@ -141,8 +143,8 @@ class Block:
         self.weights = problem.weights
         self.n_samples = problem.n_samples
         self.weight_sum = problem.weight_sum
-        self.class_weight = np.bincount(problem.y, weights=problem.weights,
-                                        minlength=len(classes))
+        self.class_total = np.bincount(problem.y, weights=problem.weights,
+                                       minlength=len(classes))
         values = problem.X.data if sp.issparse(problem.X) else problem.X
         self.moments = np.array([problem.X.shape[0] * problem.X.shape[1],
                                  float(np.sum(values, dtype=np.float64)),
@@ -152,13 +154,15 @@ class Block:
 
 def block_facts(block):
     """What the client combines of a :class:`Block`, in the order of :class:`Partitions`."""
-    return (block.n_rows, block.n_samples, block.weight_sum, block.class_weight, block.moments,
+    return (block.n_rows, block.n_samples, block.weight_sum, block.class_total, block.moments,
             block.max_sq_norm)
 
 
 @dataclass
 class Partitions:
-    """The futures of a fit's partitions (on their workers) and their facts, per block."""
+    """The futures of a fit's partitions (on their workers), their facts per block
+    (``class_totals``: the weight of each class in the block) and ``class_weight``, the
+    weight of each class (the estimator's ``class_weight_``)."""
 
     client: object
     parts: list
@@ -166,9 +170,10 @@ class Partitions:
     n_rows: list
     n_samples: list
     weight_sums: list
-    class_weights: list
+    class_totals: list
     moments: list
     max_sq_norms: list
+    class_weight: np.ndarray
 
     @property
     def n(self):

@@ -187,7 +187,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
                 stream.intercept[:] = distributed_offsets(client, points, n_models)
             support = np.full(len(support_vectors), -1, dtype=np.int64)
             self._publish(self._assemble([stream], classes, dual_coef, support, support_vectors,
-                                         started))
+                                         started), partitions.class_weight)
         return self
 
     def _travel(self, client, parts, stream, sizes, totals):

@@ -180,5 +180,6 @@ class DaskHuberSVC(DaskMixin, HuberSVC):
 
             with ThreadPoolExecutor(max_workers=n_models) as pool:
                 results = list(pool.map(solve_one, range(n_models)))
-            self._publish(self._fitted(results, classes, lam, partitions.n, started))
+            self._publish(self._fitted(results, classes, lam, partitions.n, started),
+                          partitions.class_weight)
         return self

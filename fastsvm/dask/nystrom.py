@@ -562,7 +562,7 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
                       f"in {info['time_embedding_s']:.2f} s, {fitted['n_iter_'].max()} "
                       f"passes in {info['time_solver_s']:.2f} s, "
                       f"{objectives_text([r.objective[-1] for r in results], 5)}")
-            self._publish(fitted)
+            self._publish(fitted, partitions.class_weight)
         return self
 
     def _landmark_indices(self, partitions, kernel, m, rng):

@@ -311,6 +311,8 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class, as SVC's: ``class_weight`` resolved (ones for None).
     n_features_in_ : int
     gamma_ : float or None
     M_ : float

@@ -328,6 +328,8 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class, as SVC's: ``class_weight`` resolved (ones for None).
     n_features_in_ : int
     gamma_ : float or None
         The numeric kernel parameter used (None for kernels without one).
@@ -439,7 +441,7 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
         with self._fitting():
             problem = self._problem(X, y, sample_weight)
             fitted, Phi = self._fit_embedding(problem)
-            self._publish(fitted)
+            self._publish(fitted, problem.class_weight)
         whole = len(problem.rows) == _num_samples(X)      # no row of weight 0 was dropped
         if Phi is not None and whole and getattr(X, "dtype", None) == Phi.dtype:
             return Phi
