@@ -177,8 +177,8 @@ read first, and every other shape must agree with them and with the arrays
 read before; the dimensions that the parameters bound must be within them:
 at most ``budget`` support vectors per binary model (``BudgetSVC``; in all,
 with a shared budget; ``'auto'`` resolved as in ``fit``), at most
-``n_components`` landmarks (``NystromSVC``; for ``'auto'`` 4,000, or every row up to
-8,000 rows: ``AUTO_EXACT_ROWS``), at most ``n_features_in_``
+``n_components`` landmarks (``NystromSVC``; for ``'auto'`` 8,000, every row of
+a fit on 8,000 rows: ``AUTO_EXACT_ROWS``), at most ``n_features_in_``
 (distinct training rows) support vectors or landmarks for
 ``kernel='precomputed'``. The data must be exactly as long as the header
 says, which is checked against the entry's declared size before reading

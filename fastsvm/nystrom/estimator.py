@@ -1,5 +1,6 @@
 """NystromSVC: the scikit-learn estimator for Snacks (Nystrom embedding + ASSG)."""
 
+import math
 import time
 import warnings
 from numbers import Integral, Real
@@ -26,8 +27,10 @@ from .store import EmbeddingStore, auto_memory_budget
 
 #: ``n_components='auto'`` starts at min(AUTO_COMPONENTS, n_samples) landmarks and doubles
 #: them while the embedding misses more than AUTO_RESIDUAL of the kernel's trace on
-#: RESIDUAL_SAMPLE training rows, up to AUTO_MAX_COMPONENTS, or up to n_samples when there
-#: are at most AUTO_EXACT_ROWS = 2 AUTO_MAX_COMPONENTS (see :func:`auto_components`).
+#: RESIDUAL_SAMPLE training rows, up to n_samples when there are at most AUTO_EXACT_ROWS =
+#: 2 AUTO_MAX_COMPONENTS, and above that up to the m whose n m^2 flops cost what the exact
+#: kernel costs on AUTO_EXACT_ROWS rows, but at least AUTO_MAX_COMPONENTS (see
+#: :func:`auto_components`).
 #: In ``benchmarks/defaults_vs_svc.py``: usps (residual 20 % at 1000) gets 2000 landmarks,
 #: 93.57 % -> 94.12 % test accuracy (SVC 94.72 %), fit 1.5 s -> 3.6 s (SVC 3.0 s; 2.4 s
 #: since its CSR rows, every pixel stored, are embedded as dense blocks); a sparse
@@ -114,14 +117,20 @@ def spread_residual(captured, total, column_sum, n):
 
 
 def auto_components(n, budget_bytes):
-    """(first, most) landmarks of ``n_components='auto'`` for n training rows: AUTO_COMPONENTS,
-    then up to AUTO_MAX_COMPONENTS, while the n x m float32 embedding stays within
-    ``budget_bytes`` (never fewer than the first), and never more than n.  Up to
-    AUTO_EXACT_ROWS rows the growth may go on to n, every row a landmark: the Nystrom
-    kernel is then the kernel itself, at about n^3 <= 5e11 flops (what AUTO_MAX_COMPONENTS
-    landmarks cost on 32,000 rows)."""
+    """(first, most) landmarks of ``n_components='auto'`` for n training rows: AUTO_COMPONENTS
+    first, and at most the m whose embedding costs n m^2 <= AUTO_EXACT_ROWS^3 flops (5e11,
+    the n x m by m x m product), but at least AUTO_MAX_COMPONENTS, never more than n, and
+    within the n x m float32 embedding's ``budget_bytes`` (never fewer than the first).
+
+    So up to AUTO_EXACT_ROWS rows the growth may go on to n, every row a landmark: the
+    Nystrom kernel is then the kernel itself.  Above it the cap falls smoothly to
+    AUTO_MAX_COMPONENTS at 32,000 rows (7,228 at 9,800 rows, 5,656 at 16,000), where it
+    had dropped from n to AUTO_MAX_COMPONENTS at once: 9,800 rows of sparse tf-idf-like
+    text (10,000 features) missed 45 % of the trace with 4,000 landmarks and scored
+    3.8-4.7 points below SVC (data seeds 0-2), with 7,228 19 % and 1.4-2.5 points below,
+    in 8-13 s where SVC takes about 55 s."""
     first = min(AUTO_COMPONENTS, n)
-    cap = n if n <= AUTO_EXACT_ROWS else AUTO_MAX_COMPONENTS
+    cap = min(n, max(AUTO_MAX_COMPONENTS, math.isqrt(AUTO_EXACT_ROWS ** 3 // n)))
     most = min(cap, max(first, budget_bytes // (4 * n)))
     return first, most
 
@@ -240,10 +249,13 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     n_components : int or 'auto', default='auto'
         Number of landmarks m.  'auto' draws min(1000, n_samples) and, while
         the embedding misses more than 15 % of the kernel's trace on 1,000
-        training rows, draws twice as many instead, up to 4000 (every row up to
-        8,000 rows: the exact kernel; never more than n_samples, nor more than
-        keep the float32 embedding within ``max_embedding_mb``):
-        see :func:`choose_landmarks`; ``training_info_['landmarks_drawn']``
+        training rows, draws twice as many instead: up to every row on at most
+        8,000 rows (the exact kernel), above that up to the m whose n m^2
+        flops match the exact kernel's on 8,000 rows, but at least 4,000
+        (7,228 on 9,800 rows, 4,000 from 32,000), never more than keep the
+        float32 embedding within ``max_embedding_mb``
+        (:func:`auto_components`, :func:`choose_landmarks`);
+        ``training_info_['landmarks_drawn']``
         tells how many.  An int above
         the number of training rows makes every row a landmark, with a
         warning (as scikit-learn's ``Nystroem``).  The embedding has r <= m
