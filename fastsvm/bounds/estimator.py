@@ -13,6 +13,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from .._packed import PackedData
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, check_dense_vectors,
                     objectives_text, random_seeds, used_columns, widen)
+from ..kernels import row_sq_norms
 from . import _kernels as K
 from .solver import (HUBER_SOLVERS, hinge_duality, solve_huber, solve_kernel_pegasos,
                      solve_pegasos)
@@ -47,8 +48,7 @@ def mean_share(X, weights):
     """
     total = weights.sum()
     mu = np.asarray(safe_sparse_dot(weights, X), dtype=np.float64).ravel() / total
-    squares = X.multiply(X) if hasattr(X, "multiply") else np.square(X, dtype=np.float64)
-    mean_sq = float(np.asarray(safe_sparse_dot(weights, squares)).sum()) / total
+    mean_sq = float(weights @ row_sq_norms(X)) / total
     return float(mu @ mu) / mean_sq if mean_sq > 0 else 0.0
 
 
