@@ -375,8 +375,8 @@ class TrainingProblem:
             return np.empty((0, 0))
         if self.kernel.name == "callable":
             return self.take(rows)
-        if sp.issparse(self.X):
-            check_dense_vectors(len(rows), self.X.shape[1])
+        if sp.issparse(self.X):     # and their transpose, which sparse rows' products read
+            check_dense_vectors(len(rows), self.X.shape[1], copies=2)
         block = self.X[rows]
         return block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
 

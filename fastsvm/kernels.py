@@ -24,7 +24,8 @@ feature space, which the margin bounds of ``PegasosSVC`` need.
 Batch evaluation goes through SciPy's BLAS (:func:`fastsvm._blas.gemm_nt`,
 which says why): the dot products of K(A, B) for dense rows
 (:meth:`Kernel.__call__`; CSR rows go through scikit-learn's pairwise
-kernels) and the products of expansions K(X, centers) @ coef
+kernels, or in expansions against dense centers through SciPy's product with
+the centers transposed once) and the products of expansions K(X, centers) @ coef
 (:meth:`Kernel.expansion`), in row blocks of
 ``fastsvm._options.PREDICT_CHUNK_ROWS``, for dense and CSR sparse X alike.
 """
@@ -47,6 +48,8 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 _CODES = {"linear": LINEAR, "poly": POLY, "rbf": RBF, "sigmoid": SIGMOID,
           "precomputed": PRECOMPUTED, "callable": PRECOMPUTED}
+#: The kernels computed from dot products (and, for 'rbf', squared norms).
+_FROM_DOTS = ("linear", "poly", "rbf", "sigmoid")
 # The parameters each named kernel uses.
 _USES = {"linear": (), "poly": ("gamma", "degree", "coef0"), "rbf": ("gamma",),
          "sigmoid": ("gamma", "coef0"), "laplacian": ("gamma",)}
@@ -216,6 +219,23 @@ class Kernel:
                                     for s in range(0, _num_rows(X), step))] + [np.zeros(0)])
         return self.from_dots(row_sq_norms(X), None, None)
 
+    def _sparse_rows_against(self, centers):
+        """The function A -> K(A, centers) for CSR rows A against dense ``centers``, with
+        the centers transposed once (C order), so that SciPy's CSR product reads them in
+        place.  Through scikit-learn's pairwise kernels that product copied the transposed
+        centers in every call: BudgetSVC's 2,000 dense support vectors of 131,072 features,
+        2 GB, at every block of 4,096 rows predicted (3.7 s a block, 2.4 s without)."""
+        centers_t = np.ascontiguousarray(np.asarray(centers, dtype=np.float64).T)
+        sq_centers = row_sq_norms(centers) if self.name == "rbf" else None
+
+        def against(A):
+            A = A.astype(np.float64, copy=False)
+            dots = np.asarray(A @ centers_t)
+            return self.from_dots(dots, None if sq_centers is None else row_sq_norms(A),
+                                  sq_centers)
+
+        return against
+
     def between(self, A, centers, out=None):
         """K(A, centers).  For 'precomputed', A holds K(points, training rows) and
         ``centers`` are training row indices (columns of A).  ``out`` as for
@@ -252,10 +272,18 @@ class Kernel:
         densify = not self.on_gram and dense_blocks_pay(X)
         coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
         buffer = np.empty(min(n, step) * coef.shape[0])   # for every block's kernel values
+        sparse_rows = (self.name in _FROM_DOTS and sp.issparse(X) and not densify
+                       and not sp.issparse(centers))
+        if sparse_rows:
+            against = self._sparse_rows_against(centers)
         for start in range(0, n, step):
             block = _take(X, slice(start, start + step))
             block = block.toarray() if densify else block
             into = buffer[:_num_rows(block) * coef.shape[0]]
+            if sparse_rows:
+                out[start:start + step] = (gemm_nt(against(block), coef.T) if coef_t is None
+                                           else (coef_t @ against(block).T).T)
+                continue
             if coef_t is None:
                 K = self.between(block, centers, into.reshape(-1, coef.shape[0]))
                 out[start:start + step] = gemm_nt(K, coef.T)

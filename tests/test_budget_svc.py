@@ -14,7 +14,7 @@ from sklearn.svm import SVC
 
 from fastsvm import BudgetSVC, _options
 from fastsvm.bsgd.estimator import AUTO_SPREAD_KAPPA, nearest_kernel
-from fastsvm.bsgd.solver import entering_rows
+from fastsvm.bsgd.solver import STORE_COPIES, entering_rows
 from fastsvm.kernels import Kernel
 from fastsvm.persistence import load_model, save_model
 from fastsvm import multiclass
@@ -151,17 +151,17 @@ def test_auto_budget_is_four_times_as_large_on_spread_data(n_classes, multi_clas
 
 def test_auto_budget_grows_only_as_far_as_the_dense_stores_allow(monkeypatch):
     """Sparse data of very many features: the grown budget stays within
-    DENSE_VECTORS_MAX_BYTES (two copies of each store, plus the one slot a step adds),
+    DENSE_VECTORS_MAX_BYTES (STORE_COPIES of each store, plus the one slot a step adds),
     never below the base budget, so the growth never makes a fit refuse its data."""
     rng = np.random.default_rng(0)
     X = sp.random(600, 20_000, density=0.002, format="csr", random_state=0)
     y = rng.integers(0, 2, 600)
-    limit = 16 * 20_000 * 1201                  # room for 1,200 vectors
+    limit = 8 * STORE_COPIES * 20_000 * 1201    # room for 1,200 vectors
     monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", limit)
     clf = BudgetSVC(epochs=1, random_state=0).fit(X, y)
     assert clf.training_info_["nearest_kernel"] < AUTO_SPREAD_KAPPA
     assert clf.training_info_["budget"] == 1200
-    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", 16 * 20_000 * 400)
+    monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", 8 * STORE_COPIES * 20_000 * 400)
     with pytest.raises(ValueError, match="DENSE_VECTORS_MAX_BYTES"):   # the base budget: as before
         BudgetSVC(epochs=1, random_state=0).fit(X, y)
 

@@ -365,6 +365,37 @@ def test_kernel_matrix_and_expansion_equal_scikit_learns_kernels(kernel, layout,
         assert_allclose(k.expansion(X, centers, c), want @ c, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+def test_expansion_of_sparse_rows_transposes_the_dense_centers_once(kernel, monkeypatch):
+    """CSR rows too sparse to be made dense, against dense centers (BudgetSVC's support
+    vectors): scikit-learn's pairwise kernels, given the centers transposed, made SciPy copy
+    them in every block of rows (2 GB a block for 2,000 centers of 131,072 features); the
+    expansion transposes them once and equals scikit-learn's values."""
+    from fastsvm.kernels import Kernel, dense_blocks_pay
+
+    params = KERNEL_PARAMS[kernel]
+    k = Kernel(kernel, params.get("gamma"), params.get("degree", 3), params.get("coef0", 0.0))
+    X = sp.random(70, 400, density=0.02, format="csr", random_state=0) * 3.0
+    centers = np.random.default_rng(1).standard_normal((30, 400)) * 0.2
+    assert not dense_blocks_pay(X)
+    coef = np.random.default_rng(2).standard_normal((30, 3))
+    coef[np.abs(coef) < 0.8] = 0.0
+    want = pairwise_kernels(X, centers, metric=kernel, **params)
+    transposed = []
+    original = Kernel._sparse_rows_against
+
+    def counted(self, centers):
+        transposed.append(centers.shape)
+        return original(self, centers)
+
+    monkeypatch.setattr(Kernel, "_sparse_rows_against", counted)
+    monkeypatch.setattr(_options, "PREDICT_CHUNK_ROWS", 16)      # five blocks of rows
+    for c in (coef, sp.csr_array(coef)):
+        transposed.clear()
+        assert_allclose(k.expansion(X, centers, c), want @ c, rtol=1e-10, atol=1e-12)
+        assert transposed == [centers.shape]
+
+
 def test_a_callable_is_called_with_the_points_first_in_a_one_vs_one_expansion():
     """One-vs-one models of many classes expand with sparse coefficients (each support
     vector is in 9 of the 45 pairs); a user's callable is still called as

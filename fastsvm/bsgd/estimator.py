@@ -22,7 +22,8 @@ from ..merge.table import load_tables
 from ..multiclass import (MULTI_CLASS, Problems, n_binary_models, ovo_pairs, ovo_problems,
                           resolve_multi_class)
 from . import _kernels
-from .solver import BSGDState, BSGDStream, hinge_offset, mean_hinge, run_pass, summarize
+from .solver import (STORE_COPIES, BSGDState, BSGDStream, hinge_offset, mean_hinge, run_pass,
+                     summarize)
 
 MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 LEARNING_RATES = ("linear-decay", "pegasos")
@@ -728,8 +729,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     def _auto_budget(self, n_classes, n_features, kappa, kernel):
         """``budget`` resolved (:func:`resolve_budget`) for rows whose :func:`nearest_kernel`
         is ``kappa`` (None: not measured); on spread data 'auto' grows only
-        as far as the dense support-vector stores of all binary models (two copies, see
-        :func:`check_stores`) stay within ``_options.DENSE_VECTORS_MAX_BYTES``, so that
+        as far as the dense support-vector stores of all binary models (``STORE_COPIES``
+        copies each) stay within ``_options.DENSE_VECTORS_MAX_BYTES``, so that
         very wide sparse data the base budget fits is not refused for the growth.  The
         linear ``kernel``'s exact merges take AUTO_LINEAR_BUDGET."""
         if self.budget == "auto" and kernel.name == "linear" and self.maintenance == "merge":
@@ -742,7 +743,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         multi_class = resolve_multi_class(self.multi_class, n_classes)
         stores = (1 if multi_class == "ovr" and self.shared_budget
                   else n_binary_models(n_classes, multi_class))
-        affordable = _options.DENSE_VECTORS_MAX_BYTES // (16 * max(n_features, 1) * stores) - 1
+        affordable = (_options.DENSE_VECTORS_MAX_BYTES
+                      // (8 * STORE_COPIES * max(n_features, 1) * stores) - 1)
         return max(budget, min(grown, affordable))
 
     def _new_stream(self, kernel, n_features, n_models, rng=None):

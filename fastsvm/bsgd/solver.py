@@ -19,6 +19,13 @@ from .._cycles import ticks_per_second
 from . import _kernels as K
 from ._shared_kernels import sgd_steps_shared
 
+#: Dense copies of a support-vector store that a fit holds at once, for
+#: ``_options.DENSE_VECTORS_MAX_BYTES``: the store, the ``support_vectors_`` published from
+#: it, and their transpose, which the exact offsets (and predictions) of sparse rows read
+#: (:meth:`fastsvm.kernels.Kernel.expansion`; dense rows need none, counted alike): 2,000
+#: vectors of 131,072 features, 2 GB each, peaked at 6.3 GB.
+STORE_COPIES = 3
+
 
 @dataclass
 class BSGDState:
@@ -72,8 +79,7 @@ class BSGDState:
         capacity = size + 1
         if self.sv_sq.shape[0] >= capacity:
             return
-        # the store, and the support_vectors_ a fit publishes from it
-        check_dense_vectors(capacity, self.svt.shape[0], copies=2)
+        check_dense_vectors(capacity, self.svt.shape[0], copies=STORE_COPIES)
         n = self.n_sv
         svt = np.zeros((self.svt.shape[0], capacity))
         svt[:, :n] = self.svt[:, :n]
