@@ -271,19 +271,20 @@ class Kernel:
         step = chunk_rows(coef.shape[0])
         densify = not self.on_gram and dense_blocks_pay(X)
         coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
-        buffer = np.empty(min(n, step) * coef.shape[0])   # for every block's kernel values
         sparse_rows = (self.name in _FROM_DOTS and sp.issparse(X) and not densify
                        and not sp.issparse(centers))
         if sparse_rows:
             against = self._sparse_rows_against(centers)
+        else:
+            buffer = np.empty(min(n, step) * coef.shape[0])   # for every block's kernel values
         for start in range(0, n, step):
             block = _take(X, slice(start, start + step))
             block = block.toarray() if densify else block
-            into = buffer[:_num_rows(block) * coef.shape[0]]
             if sparse_rows:
                 out[start:start + step] = (gemm_nt(against(block), coef.T) if coef_t is None
                                            else (coef_t @ against(block).T).T)
                 continue
+            into = buffer[:_num_rows(block) * coef.shape[0]]
             if coef_t is None:
                 K = self.between(block, centers, into.reshape(-1, coef.shape[0]))
                 out[start:start + step] = gemm_nt(K, coef.T)
