@@ -251,8 +251,10 @@ class Kernel:
         ----------
         X : {ndarray, csr_matrix} of shape (n_samples, n_features), or what a
             callable kernel takes; K(X, training rows) for 'precomputed'
-        centers : ndarray of shape (n_centers, n_features), or what a callable
-            takes; training row indices for 'precomputed'
+        centers : ndarray or CSR matrix of shape (n_centers, n_features), or what
+            a callable takes; training row indices for 'precomputed'.  CSR centers
+            meet dense rows (dense X, or blocks made dense) as a dense copy, made
+            once: the same products as centers stored dense.
         coef : ndarray or sparse array of shape (n_centers, n_outputs)
             A sparse ``coef`` (each center weighted in few outputs, as one-vs-one
             pairs) is applied as (coef^T K^T)^T, in time linear in its non-zeros.
@@ -270,6 +272,8 @@ class Kernel:
             return out
         step = chunk_rows(coef.shape[0])
         densify = not self.on_gram and dense_blocks_pay(X)
+        if sp.issparse(centers) and not self.on_gram and (densify or not sp.issparse(X)):
+            centers = centers.toarray()
         coef_t = sp.csr_array(coef.T) if sp.issparse(coef) else None
         sparse_rows = (self.name in _FROM_DOTS and sp.issparse(X) and not densify
                        and not sp.issparse(centers))

@@ -93,6 +93,10 @@ kernel other than 'linear'): f_k(x) = sum_j dual_coef_[k, j] k(sv_j, x) + interc
 
 ``support_vectors_``
     shape ``(n_sv, n_features)``; ``(0, 0)`` for ``kernel='precomputed'``.
+    Support vectors of sparse training data (``MarginSGDSVC``, kernel
+    ``PegasosSVC``) are stored instead as the CSR arrays
+    ``support_vectors_data_``, ``support_vectors_indices_`` and
+    ``support_vectors_indptr_`` (``n_sv + 1`` entries), as sparse landmarks below.
 ``support_``
     shape ``(n_sv,)``: the training row of each support vector (for
     'precomputed' the column of the kernel matrix it reads, in
@@ -301,11 +305,24 @@ class _Array:
 # The optional array of every model (see the module docstring).
 _CLASS_WEIGHT = _Array("class_weight_", "f", ("n_classes",))
 
-# The arrays that hold sparse (CSR) landmarks of a NystromSVC instead of components_.
-_SPARSE_SPECS = (_Array("components_data_", "f", ("nnz",)),
-                 _Array("components_indices_", "i", ("nnz",)),
-                 _Array("components_indptr_", "i", ("m+1",)))
-_SPARSE_COMPONENTS = tuple(spec.name for spec in _SPARSE_SPECS)
+# The matrices a model may hold as sparse (CSR) rows, with the dimension of their rows:
+# a NystromSVC's landmarks, the support vectors of a kernel expansion fitted on sparse data.
+_SPARSE_ROWS = {"components_": "m", "support_vectors_": "n_sv"}
+
+
+def _sparse_specs(matrix):
+    """The three arrays that hold the CSR ``matrix`` (a key of _SPARSE_ROWS) in a file."""
+    rows = _SPARSE_ROWS[matrix]
+    return (_Array(f"{matrix}data_", "f", ("nnz",)), _Array(f"{matrix}indices_", "i", ("nnz",)),
+            _Array(f"{matrix}indptr_", "i", (f"{rows}+1",)))
+
+
+_SPARSE_ARRAYS = {spec.name for matrix in _SPARSE_ROWS for spec in _sparse_specs(matrix)}
+
+
+def _stored_sparse(matrix, entries):
+    """Whether a file (its entry names) holds ``matrix`` as CSR arrays instead of dense."""
+    return matrix in _SPARSE_ROWS and matrix not in entries and f"{matrix}data_" in entries
 
 
 def _layout(name, params):
@@ -339,14 +356,15 @@ def _layout(name, params):
 
 
 def _fitted_arrays(estimator, layout):
-    """The estimator's fitted arrays for the file (sparse landmarks as CSR arrays)."""
+    """The estimator's fitted arrays for the file (sparse rows as CSR arrays)."""
     arrays = {}
     for spec in layout:
         value = getattr(estimator, spec.name)
-        if spec.name == "components_" and sp.issparse(value):
+        if spec.name in _SPARSE_ROWS and sp.issparse(value):
             value = value.tocsr()
-            arrays.update(components_data_=value.data, components_indices_=value.indices,
-                          components_indptr_=value.indptr)
+            data, indices, indptr = _sparse_specs(spec.name)
+            arrays.update({data.name: value.data, indices.name: value.indices,
+                           indptr.name: value.indptr})
             continue
         arrays[spec.name] = value
     return arrays
@@ -497,11 +515,14 @@ def _dim_bounds(name, params, n_classes, n_features):
         budget = resolve_budget(params["budget"], n_classes, params["multi_class"],
                                 params["shared_budget"], spread=True)   # 'auto' at its largest
         if _shared_budget(params, n_classes):
-            return {"n_sv": (budget, f"budget={params['budget']!r} ({budget}) shared by the "
-                                     f"{n_models} binary models")}
-        return {"n_sv": (budget * n_models,
-                         f"budget={params['budget']!r} ({budget}) per binary model, {n_models} "
-                         f"binary model{'s' if n_models > 1 else ''}")}
+            n_sv, reason = budget, (f"budget={params['budget']!r} ({budget}) shared by the "
+                                    f"{n_models} binary models")
+        else:
+            n_sv, reason = budget * n_models, (
+                f"budget={params['budget']!r} ({budget}) per binary model, {n_models} "
+                f"binary model{'s' if n_models > 1 else ''}")
+        return {"n_sv": (n_sv, reason), "n_sv+1": (n_sv + 1, reason),
+                "nnz": (n_sv * n_features, f"{reason}, {n_features} features")}
     if kernel == "precomputed":
         return {"n_sv": (n_features, f"n_features_in_={n_features} training rows")}
     return {}
@@ -522,8 +543,8 @@ def _check_model(name, params, arrays, fail):
             fail("class_weight_ contains negative weights")
     kernel = params.get("kernel", "linear")
     for spec in _layout(name, params):
-        if spec.name == "components_" and spec.name not in arrays and _SPARSE_COMPONENTS[0] in arrays:
-            out["components_"] = _sparse_components(arrays, dims, bounds, n_features, fail)
+        if _stored_sparse(spec.name, arrays):
+            out[spec.name] = _sparse_rows(spec.name, arrays, dims, bounds, n_features, fail)
             continue
         if spec.name not in arrays:
             fail(f"missing array {spec.name}")
@@ -565,20 +586,21 @@ def _check_model(name, params, arrays, fail):
     return out
 
 
-def _sparse_components(arrays, dims, bounds, n_features, fail):
-    """CSR landmarks from their three arrays, with the structure checked."""
-    missing = [k for k in _SPARSE_COMPONENTS if k not in arrays]
+def _sparse_rows(matrix, arrays, dims, bounds, n_features, fail):
+    """The CSR ``matrix`` from its three arrays, with the structure checked."""
+    specs = _sparse_specs(matrix)
+    missing = [spec.name for spec in specs if spec.name not in arrays]
     if missing:
         fail(f"missing array(s) {', '.join(missing)}")
     data, indices, indptr = (_check_array(spec, arrays[spec.name], dims, bounds, fail)
-                             for spec in _SPARSE_SPECS)
-    m = len(indptr) - 1
-    if m < 1 or dims.setdefault("m", m) != m:
-        fail(f"components_indptr_ has {len(indptr)} entries, expected m + 1")
+                             for spec in specs)
+    rows, n_rows = _SPARSE_ROWS[matrix], len(indptr) - 1
+    if n_rows < 1 or dims.setdefault(rows, n_rows) != n_rows:
+        fail(f"{specs[2].name} has {len(indptr)} entries, expected {rows} + 1")
     if (indptr[0] != 0 or indptr[-1] != len(data) or np.any(np.diff(indptr) < 0)
             or np.any(indices < 0) or np.any(indices >= n_features)):
-        fail("components_ is not a valid CSR matrix (indptr or indices out of range)")
-    return sp.csr_matrix((data, indices, indptr), shape=(m, n_features))
+        fail(f"{matrix} is not a valid CSR matrix (indptr or indices out of range)")
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features))
 
 
 def _storable_classes(classes):
@@ -726,7 +748,7 @@ def save_model(estimator, path):
     }
     entries = {"meta": np.array(json.dumps(meta, allow_nan=False))}
     for key in raw:
-        if key in _SPARSE_COMPONENTS:
+        if key in _SPARSE_ARRAYS:
             entries[key] = np.asarray(raw[key], dtype=np.float64 if key.endswith("data_")
                                       else np.int64)
         else:
@@ -1030,8 +1052,8 @@ def _read_arrays(archive, entries, version, name, params, fail):
     if version == 1:    # dual_coef_ stacked over the binary models, no support_
         layout = [_Array("dual_coef_", "f", ("n_sv",)) if spec.name == "dual_coef_" else spec
                   for spec in layout if spec.name != "support_"]
-    if name == "NystromSVC" and "components_" not in entries and _SPARSE_COMPONENTS[0] in entries:
-        layout = [spec for spec in layout if spec.name != "components_"] + list(_SPARSE_SPECS)
+    for matrix in [spec.name for spec in layout if _stored_sparse(spec.name, entries)]:
+        layout = [spec for spec in layout if spec.name != matrix] + list(_sparse_specs(matrix))
     specs = {spec.name: spec for spec in layout}
     specs[_CLASS_WEIGHT.name] = _CLASS_WEIGHT
     unexpected = sorted(set(entries) - {"n_features_in_", "classes_", "feature_names_in_", *specs})

@@ -33,10 +33,12 @@ import sklearn
 from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
 
 from fastsvm import BudgetSVC, HuberSVC, MarginSGDSVC, NystromSVC, PegasosSVC
 from fastsvm import _options, persistence
@@ -235,6 +237,30 @@ def test_other_sparse_formats_give_the_csr_model(convert):
     assert_array_equal(fit_quietly(make("budget"), convert(X), y).decision_function(X), expected)
 
 
+@pytest.mark.parametrize("name", ["margin-sgd", "pegasos-rbf"])
+@pytest.mark.parametrize("n_features", [5, 6000], ids=["dense-blocks", "sparse-blocks"])
+def test_support_vectors_of_sparse_data_are_csr_rows(name, n_features):
+    """As SVC keeps them: the training rows support_ as float64 CSR rows (their dense rows
+    had refused hashed features of 2^20 columns: 8 MB a row), and the model predicts what
+    the same rows stored dense give, K(X, sv) @ dual_coef_.T + intercept_ (scikit-learn's
+    kernels), on dense rows, on rows made dense in blocks (few features) and on sparse
+    rows against sparse support vectors (many features)."""
+    X, y = data(n=60)
+    if n_features > X.shape[1]:      # one more entry per row, in a column of its own
+        X = np.hstack([X, np.eye(60, n_features - X.shape[1]) * 0.5])
+    X = X.astype(np.float32).astype(np.float64)      # float32 input: rows kept in float64
+    X_sparse = sp.csr_matrix(X.astype(np.float32))
+    clf = fit_quietly(make(name), X_sparse, y)
+    svc = SVC(gamma=clf.gamma_).fit(X_sparse, y)
+    assert sp.issparse(clf.support_vectors_) and sp.issparse(svc.support_vectors_)
+    assert clf.support_vectors_.dtype == np.float64
+    assert_array_equal(clf.support_vectors_.toarray(), X_sparse[clf.support_].toarray())
+    expected = (rbf_kernel(X, clf.support_vectors_.toarray(), gamma=clf.gamma_)
+                @ clf.dual_coef_.T + clf.intercept_).ravel()
+    for rows in (X_sparse, X):
+        assert_allclose(clf.decision_function(rows), expected, rtol=1e-12, atol=1e-12)
+
+
 def _messy(X):
     """CSR of X with every entry split into two halves (duplicates, summing exactly to
     the value) and each row's entries in reverse order."""
@@ -365,13 +391,14 @@ def test_nystrom_linear_kernel_names_the_scale_it_cannot_embed(scale, match):
 @pytest.mark.parametrize("make", [
     lambda: BudgetSVC(random_state=0),
     lambda: BudgetSVC(random_state=0, multi_class="ovr"),
-    lambda: MarginSGDSVC(random_state=0),
     lambda: PegasosSVC(kernel="rbf", random_state=0),
-], ids=["budget", "budget-ovr", "margin-sgd", "kernel-pegasos"])
+], ids=["budget", "budget-ovr", "kernel-pegasos"])
 def test_dense_support_vectors_of_very_wide_sparse_data_are_refused(make):
     """CSR with 5 * 10^7 columns (20 non-zeros per row): dense support-vector rows would
     take gigabytes (BudgetSVC on 300 rows of 10^6 features had taken 77 s and 12 GB), so
-    the fit is a clear error; NystromSVC keeps its landmarks sparse and fits."""
+    the fit of a model that trains on dense rows (BudgetSVC's store, kernel Pegasos') is a
+    clear error; NystromSVC keeps its landmarks sparse, MarginSGDSVC its support vectors
+    (CSR rows, as SVC's), and both fit."""
     rng = np.random.default_rng(0)
     n, d = 60, 50_000_000
     indices = np.sort(rng.choice(d, (n, 20)), axis=1).ravel()
@@ -381,6 +408,9 @@ def test_dense_support_vectors_of_very_wide_sparse_data_are_refused(make):
     with pytest.raises(ValueError, match="DENSE_VECTORS_MAX_BYTES"):
         make().fit(X, y)
     assert NystromSVC(random_state=0).fit(X, y).score(X, y) > 0.9
+    margin = MarginSGDSVC(random_state=0).fit(X, y)
+    assert sp.issparse(margin.support_vectors_) and margin.support_vectors_.shape[1] == d
+    assert margin.score(X, y) > 0.5
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -390,7 +420,8 @@ def test_hashed_feature_indices_cost_their_non_zeros(name, tmp_path):
     at every block of MarginSGDSVC's passes), and the linear models' dense coef_ of 16
     GiB was trained and saved to a file that load_model refuses.  Now each model is
     refused before it is trained, or fits and round-trips, in memory that follows the
-    non-zeros (NumPy's allocations, traced)."""
+    non-zeros (NumPy's allocations, traced): NystromSVC and MarginSGDSVC, which keep
+    their landmarks and support vectors as CSR rows, fit and round-trip."""
     X, y = data()
     d = 2**31 - 1
     X = sp.hstack([sp.csr_matrix(X), sp.csr_matrix(([1.0], ([0], [d - 1 - X.shape[1]])),
@@ -407,7 +438,7 @@ def test_hashed_feature_indices_cost_their_non_zeros(name, tmp_path):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peak < 200 * 2**20
-    if name == "nystrom":
+    if name in ("nystrom", "margin-sgd"):       # sparse landmarks, sparse support vectors
         assert fitted and est.score(X, y) > 0.7
         save_model(est, tmp_path / "m.npz")
         assert_array_equal(load_model(tmp_path / "m.npz").predict(X), est.predict(X))

@@ -504,6 +504,57 @@ def test_hand_written_archives_are_valid(models, tmp_path):
                                       clf.decision_function(X))
 
 
+def _sparse_model_file(matrix, folder):
+    """The bytes of a model file holding ``matrix`` (NystromSVC's components_ or
+    MarginSGDSVC's support_vectors_) as CSR arrays, and the fitted model."""
+    import scipy.sparse as sp
+
+    X_sparse = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    make = ESTIMATORS["nystrom" if matrix == "components_" else "margin"]
+    clf = make().fit(X_sparse, Y)
+    assert sp.issparse(getattr(clf, matrix))
+    save_model(clf, folder / "sparse.npz")
+    return (folder / "sparse.npz").read_bytes(), clf, X_sparse
+
+
+# damage -> (what the error message says, the changed CSR arrays (data, indices, indptr))
+SPARSE_DAMAGE = {
+    "index-out-of-range": ("not a valid CSR matrix",
+                           lambda d, i, p: (d, np.where(i == i.max(), 4, i), p)),
+    "negative-index": ("not a valid CSR matrix", lambda d, i, p: (d, -1 - i, p)),
+    "decreasing-indptr": ("not a valid CSR matrix",
+                          lambda d, i, p: (d, i, np.r_[p[:1], p[-1] + 1, p[2:]])),
+    "indptr-end-not-nnz": ("not a valid CSR matrix", lambda d, i, p: (d, i, p - (p > 0))),
+    "one-row-fewer": ("entries", lambda d, i, p: (d[:p[-2]], i[:p[-2]], p[:-1])),
+    "data-shorter-than-indices": ("entries", lambda d, i, p: (d[:-1], i, p)),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(SPARSE_DAMAGE))
+@pytest.mark.parametrize("matrix", ["components_", "support_vectors_"])
+def test_sparse_rows_in_a_file_are_checked(tmp_path, matrix, damage):
+    """Sparse landmarks and sparse support vectors round-trip as three CSR arrays, whose
+    structure load_model checks before it builds the matrix: indices in [0, n_features),
+    indptr from 0 to nnz without decreasing, one row per landmark or support vector."""
+    raw, clf, X_sparse = _sparse_model_file(matrix, tmp_path)
+    path = tmp_path / "model.npz"
+    path.write_bytes(raw)
+    np.testing.assert_array_equal(load_model(path).decision_function(X_sparse),
+                                  clf.decision_function(X_sparse))
+    names = [f"{matrix}{part}_" for part in ("data", "indices", "indptr")]
+    reason, change = SPARSE_DAMAGE[damage]
+    arrays = change(*(_entry(raw, name) for name in names))
+    for name, array in zip(names, arrays):
+        raw = _replace(raw, name, _npy(np.ascontiguousarray(array)))
+    path.write_bytes(raw)
+    with pytest.raises(ModelFormatError, match=re.escape(reason)):
+        load_model(path)
+    path.write_bytes(_archive([(n, d) for n, d in _members(_sparse_model_file(
+        matrix, tmp_path)[0]) if n != f"{names[1]}.npy"]))
+    with pytest.raises(ModelFormatError, match=f"missing array.*{names[1]}"):
+        load_model(path)
+
+
 @pytest.mark.parametrize("case", sorted(ESTIMATORS))
 def test_valid_files_load_bit_for_bit(models, tmp_path, case):
     clf, path, raw = models[case]
@@ -643,7 +694,8 @@ _json_values = st.recursive(
     max_leaves=8)
 _NAMES = ["meta", "classes_", "n_features_in_", "feature_names_in_", "intercept_", "gamma_",
           "support_vectors_", "support_", "dual_coef_", "n_support_", "n_iter_", "M_", "coef_",
-          "components_", "component_indices_", "normalization_", "components_data_"]
+          "components_", "component_indices_", "normalization_", "components_data_",
+          "support_vectors_data_"]
 _DTYPES = ["<f8", "<f4", "<f2", ">f8", "<i8", ">i4", "|i1", "<u8", "|b1", "<U3", "|S2",
            "<c16", "<M8[s]"]
 _NEST = "__nest__"

@@ -422,6 +422,9 @@ ROUND_TRIPS = {
     "margin-sgd": lambda: MarginSGDSVC(M=1.0, gamma="scale", random_state=0,
                                        class_weight="balanced"),
     "margin-sgd-precomputed": lambda: MarginSGDSVC(kernel="precomputed", M=0.5, random_state=0),
+    # support vectors of sparse data: CSR rows, as SVC keeps them
+    "margin-sgd-sparse": lambda: MarginSGDSVC(M=1.0, gamma="scale", random_state=0),
+    "pegasos-rbf-sparse": lambda: PegasosSVC(kernel="rbf", max_iter=100, random_state=0),
 }
 
 

@@ -526,8 +526,9 @@ class PegasosSVC(BaseSVC):
         Kernels only: the numeric gamma used (None for kernels without one).
     support_ : ndarray of shape (n_SV,)
         Kernels only: training indices of the support vectors of all models.
-    support_vectors_ : ndarray of shape (n_SV, n_features_in_)
-        Kernels only (the rows as given for a callable, empty for 'precomputed').
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features_in_)
+        Kernels only: the training rows support_, in float64; a CSR matrix for sparse
+        input, as SVC's (the rows as given for a callable, empty for 'precomputed').
     dual_coef_ : ndarray of shape (n_models, n_SV)
         Kernels only: f(x) = sum_s dual_coef_[m, s] k(support_vectors_[s], x) + intercept_[m].
     n_support_ : ndarray of shape (n_models,)

@@ -339,8 +339,9 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         coefficient sums theirs (see
         :func:`~fastsvm.margin_sgd.solver.run_pass`), so the model never
         holds more vectors than distinct rows.
-    support_vectors_ : ndarray of shape (n_SV, n_features_in_)
-        (the rows as given for a callable kernel, empty for 'precomputed')
+    support_vectors_ : ndarray or CSR matrix of shape (n_SV, n_features_in_)
+        The training rows support_, in float64; a CSR matrix for sparse input, as
+        SVC's (the rows as given for a callable kernel, empty for 'precomputed')
     dual_coef_ : ndarray of shape (n_models, n_SV)
         y_j alpha_j of each binary model (0 where a vector is not its own);
         one model for two classes, else one per class (one-vs-rest).
