@@ -1,6 +1,7 @@
 """MarginSGDSVC: one-pass margin SGD SVM with extreme early stopping (Orchel & Suykens)."""
 
 import time
+import warnings
 from dataclasses import replace
 from numbers import Integral, Real
 
@@ -13,8 +14,8 @@ from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKerne
                     progress_bar, used_columns)
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import labels_from_decision
-from .solver import (UPDATES, accuracy_offset, draw_order, expansion, first_copies,
-                     out_of_bag, pass_rows, run_pass)
+from .solver import (UPDATES, accuracy_offset, draw_order, expansion, expected_out_of_bag,
+                     first_copies, out_of_bag, pass_rows, run_pass)
 
 #: M values tried by ``M='auto'``.  With the squared-hinge rule only M in [0, 1]
 #: matters (alpha = max(0, 1 - m) is 0 for every m >= 1, and M < 0 keeps nothing).
@@ -36,7 +37,8 @@ AUTO_TUNE_DIVISOR = 8
 
 #: ``sampling='auto'`` is 'permutation' when its held-out ``validation_fraction`` of the
 #: rows numbers at least AUTO_PERMUTATION_MIN_HELD rows (500 rows at the default 0.2), else
-#: 'replacement', whose out-of-bag rows (37 %) rank the candidates with less noise.
+#: 'replacement', whose out-of-bag rows (37 %) rank the candidates with less noise, unless
+#: copies of rows leave fewer out of bag than permutation holds out.
 AUTO_PERMUTATION_MIN_HELD = 100
 
 #: ``n_repeats='auto'``: each candidate passes min(AUTO_REPEATS_MAX, ceil(AUTO_REPEAT_ROWS /
@@ -284,7 +286,8 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     sampling : {'auto', 'permutation', 'replacement'}, default='auto'
         One shuffled pass over the rows not held out, or n draws with
         replacement (the paper's) validated on the rows never drawn; 'auto'
-        permutes when ``validation_fraction`` holds out at least 100 rows.
+        permutes when ``validation_fraction`` holds out at least 100 rows, or
+        more rows than copies of rows leave out of bag (few distinct rows).
     kernel : {'rbf', 'linear', 'poly', 'sigmoid', 'precomputed'} or callable, default='rbf'
         As in SVC (a callable is evaluated once into the n x n kernel matrix).
     gamma : float, 'scale' or 'auto', default='auto'
@@ -424,7 +427,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
                 else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
                          else self.tune_size))
         shuffled = rng.permutation(n) if size < n else None
-        sampling = self._sampling(n)
+        sampling = self._sampling(n, data[2])
         repeats = self._repeats(n, sampling)
         rounds = halving_rounds(n, size, len(candidates))
         draws = sum(repeats * k * (rows if sampling == "replacement"
@@ -442,6 +445,10 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
                                          kind="stable")
                     candidates = [candidates[k] for k in ranking]
         accuracy, kernel, M, model, offsets, n_val = best
+        if n_val == 0:
+            warnings.warn("MarginSGDSVC validated its passes on no row: every row out of bag "
+                          "was a copy of a drawn row, so the candidates were not ranked and "
+                          "the first was kept; use sampling='permutation'", UserWarning)
         by_row = np.argsort(model.support)
         support = model.support[by_row]
         dual_coef = np.ascontiguousarray(model.dual[:, by_row])
@@ -472,12 +479,20 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         held = n / np.e if sampling == "replacement" else self._n_held(n)
         return int(min(AUTO_REPEATS_MAX, np.ceil(AUTO_REPEAT_ROWS / max(held, 1.0))))
 
-    def _sampling(self, n):
-        """``sampling`` with 'auto' resolved for n rows (see AUTO_PERMUTATION_MIN_HELD)."""
+    def _sampling(self, n, copies):
+        """``sampling`` with 'auto' resolved for n rows (see AUTO_PERMUTATION_MIN_HELD):
+        below that hold-out, the sampling that validates on more rows.  With replacement
+        copies of drawn rows validate nothing (``copies`` from
+        :func:`~fastsvm.margin_sgd.solver.first_copies`), so rows repeated many times
+        leave few out of bag (300 rows of 16 distinct ones: none, and every candidate had
+        scored NaN, the first one kept), where permutation holds out whole groups of
+        copies."""
         if self.sampling != "auto":
             return self.sampling
         held = self.validation_fraction * n
-        return "permutation" if held >= AUTO_PERMUTATION_MIN_HELD else "replacement"
+        if held >= AUTO_PERMUTATION_MIN_HELD or expected_out_of_bag(copies, n) < held:
+            return "permutation"
+        return "replacement"
 
     def _passes(self, problem, data, pool, candidates, sampling, repeats, rng, bar):
         """``repeats`` validated passes over the rows ``pool`` per (kernel, M) candidate,

@@ -40,6 +40,17 @@ def out_of_bag(rows, order, copies=None):
     return val
 
 
+def expected_out_of_bag(copies, n):
+    """Rows that a pass of n draws with replacement from n rows leaves out of bag, in
+    expectation: sum over the groups of copies (``copies`` from :func:`first_copies`; None:
+    every row its own) of g (1 - g / n)^n, g the group's size, since a copy of a drawn row
+    validates nothing (:func:`out_of_bag`).  n (1 - 1/n)^n, about n / e, for distinct
+    rows; none to speak of for 300 rows of 16 distinct ones."""
+    sizes = np.ones(n) if copies is None else np.bincount(copies, minlength=n)
+    sizes = sizes[sizes > 0]
+    return float(np.sum(sizes * (1.0 - sizes / n) ** n))
+
+
 def accuracy_offset(f, y, weight=None):
     """Offset b that maximises the weighted accuracy of sign(f + b) on validation values f,
     labels y (+-1) and sample weights ``weight`` (default 1).
