@@ -37,6 +37,20 @@ class DaskMixin:
         default client, or one given by ``set_params(client=...)``."""
         return {**super().__getstate__(), "client": None}
 
+    def _client(self):
+        """``client``, else the default client; a clear error where there is none."""
+        if self.client is not None:
+            return self.client
+        try:
+            return get_client()
+        except ValueError as err:       # distributed's "No global client found ..."
+            raise ValueError(
+                f"{type(self).__name__} found no Dask client: pass client=..., or start a "
+                "distributed.Client in this process first.  A client does not travel with a "
+                "pickled estimator, so copies sent to other processes (GridSearchCV(n_jobs=2) "
+                "and other joblib process workers) have none: run those with n_jobs=1, as the "
+                "cluster already runs the partitions in parallel") from err
+
     def _local_params(self):
         return {k: v for k, v in self.get_params().items() if k != "client"}
 
@@ -55,7 +69,7 @@ class DaskMixin:
         if callable(self.kernel) or self.kernel == "precomputed":
             raise ValueError(f"{type(self).__name__} needs a kernel evaluated from the "
                              "features: a kernel matrix does not split into row blocks")
-        client = self.client or get_client()
+        client = self._client()
         blocks = row_blocks(self, X, y, sample_weight, len(client.scheduler_info()["workers"]))
         classes = label_classes(client, blocks)
         if len(classes) < 2:
