@@ -111,7 +111,8 @@ def regularization(C, weight_sum):
 
 
 #: What scikit-learn's validation sets on the estimator (reset=True): held back until a fit
-#: publishes its model, so that a prediction during a refit sees the previous model whole.
+#: publishes its model, so that a prediction while a refit trains sees the previous model
+#: whole (publishing itself sets the attributes one by one: not atomic for other threads).
 INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
