@@ -97,13 +97,16 @@ PREFIX_SUMS_MAX_BYTES
     sum at the boundary (the paper's sparse-data variant), for dense and CSR
     input alike.
 DENSE_VECTORS_MAX_BYTES
-    BudgetSVC, kernel PegasosSVC and MarginSGDSVC hold support vectors as
-    dense rows of every feature.  On sparse data with very many features
-    (hashed text: 2^20 columns) that is refused with a clear error beyond
-    this many bytes, as GRAM_MAX_BYTES refuses a kernel matrix, instead of
-    exhausting memory.  BudgetSVC counts its training store twice (the store
-    and the ``support_vectors_`` it publishes): on 300 rows of 10^6 features
-    (20 non-zeros each), 2 x 2.4 GB, it had taken 77 s and 12 GB.
+    BudgetSVC and kernel PegasosSVC train on support vectors stored as dense
+    rows of every feature (MarginSGDSVC keeps those of sparse data as CSR
+    rows, as the published ``support_vectors_`` of sparse data are).  On
+    sparse data with very many features (hashed text: 2^20 columns) that is
+    refused with a clear error beyond this many bytes, as GRAM_MAX_BYTES
+    refuses a kernel matrix, instead of exhausting memory.  BudgetSVC counts
+    its training store three times (``bsgd.solver.STORE_COPIES``: the store,
+    the ``support_vectors_`` it publishes, and their transpose for products
+    with sparse rows): on 300 rows of 10^6 features (20 non-zeros each),
+    2 x 2.4 GB, it had taken 77 s and 12 GB.
 GRAM_MAX_BYTES
     A callable kernel is evaluated once into the n x n kernel matrix of the
     training rows (as SVC does) by the solvers whose compiled loops look
