@@ -117,9 +117,11 @@ def _count_kernel(A, B):
 
 @pytest.mark.parametrize("name", sorted(KERNEL_ESTIMATORS))
 def test_callable_kernel_on_input_that_is_not_an_array(name):
-    """test_svm.py::test_custom_kernel_not_array_input: the callable gets X as given."""
+    """test_svm.py::test_custom_kernel_not_array_input: the callable gets X as given.  The
+    rows are distinct: MarginSGDSVC knows copies of feature rows (and validates them apart),
+    which a kernel matrix cannot show."""
     rng = np.random.default_rng(0)
-    counts = rng.integers(0, 4, size=(80, 2))
+    counts = np.column_stack(np.divmod(rng.choice(12 * 12, size=80, replace=False), 12))
     strings = [" ".join(["A"] * a + ["B"] * b) for a, b in counts]
     y = (counts[:, 0] > counts[:, 1]).astype(int)
     K = _count_kernel(strings, strings)
