@@ -170,7 +170,6 @@ def test_clone_pickle_and_grid_search_with_a_client(client):
     assert search.best_params_["C"] in (0.1, 1.0)
 
 
-
 @pytest.mark.parametrize("cls", [DaskBudgetSVC, DaskHuberSVC, DaskNystromSVC])
 def test_no_client_is_a_clear_error(client, monkeypatch, cls):
     """A pickled estimator leaves its client behind, so GridSearchCV(n_jobs=2)'s process
@@ -184,6 +183,7 @@ def test_no_client_is_a_clear_error(client, monkeypatch, cls):
     with pytest.raises(ValueError, match=f"{cls.__name__} found no Dask client.*n_jobs=1"):
         pickle.loads(pickle.dumps(cls(client=client))).fit(X, y)
     assert cls(client=client).fit(X, y).predict(X).shape == (100,)
+
 
 def test_numpy_input_gives_numpy_output(client):
     X, y = _data(n=800)

@@ -536,21 +536,22 @@ def test_sparse_rows_in_a_file_are_checked(tmp_path, matrix, damage):
     """Sparse landmarks and sparse support vectors round-trip as three CSR arrays, whose
     structure load_model checks before it builds the matrix: indices in [0, n_features),
     indptr from 0 to nnz without decreasing, one row per landmark or support vector."""
-    raw, clf, X_sparse = _sparse_model_file(matrix, tmp_path)
+    original, clf, X_sparse = _sparse_model_file(matrix, tmp_path)
     path = tmp_path / "model.npz"
-    path.write_bytes(raw)
+    path.write_bytes(original)
     np.testing.assert_array_equal(load_model(path).decision_function(X_sparse),
                                   clf.decision_function(X_sparse))
     names = [f"{matrix}{part}_" for part in ("data", "indices", "indptr")]
     reason, change = SPARSE_DAMAGE[damage]
-    arrays = change(*(_entry(raw, name) for name in names))
+    arrays = change(*(_entry(original, name) for name in names))
+    raw = original
     for name, array in zip(names, arrays):
         raw = _replace(raw, name, _npy(np.ascontiguousarray(array)))
     path.write_bytes(raw)
     with pytest.raises(ModelFormatError, match=re.escape(reason)):
         load_model(path)
-    path.write_bytes(_archive([(n, d) for n, d in _members(_sparse_model_file(
-        matrix, tmp_path)[0]) if n != f"{names[1]}.npy"]))
+    path.write_bytes(_archive([(n, d) for n, d in _members(original)
+                               if n != f"{names[1]}.npy"]))
     with pytest.raises(ModelFormatError, match=f"missing array.*{names[1]}"):
         load_model(path)
 
