@@ -185,13 +185,15 @@ def _add_estimator_options(train):
                         help="maximum number of support vectors of the model (of each binary "
                              "model with ovo or --separate-budgets), >= 2; default 500, "
                              "500 sqrt(2/K) per pair of K > 2 classes, and 500 sqrt(K) "
-                             "shared by K > 2 one-vs-rest models; 4 times that where the "
+                             "shared by K > 2 one-vs-rest models (up to 30 classes; above, "
+                             "500 each); 4 times that where the "
                              "rows lie far apart in the kernel's feature space (many "
                              "informative dimensions)")
     budget.add_argument("--separate-budgets", action="store_const", const=False,
                         dest="shared_budget",
                         help="with --multi-class ovr, give each one-vs-rest model its own "
-                             "budget (default: they share one)")
+                             "budget (default: they share one up to 30 classes, and each has "
+                             "its own above 30 or with the linear kernel)")
     budget.add_argument("-e", "--epochs", type=int, dest="epochs",
                         help="passes over the training data, >= 1")
     budget.add_argument("-m", "--merge-method", choices=MERGE_METHODS, dest="merge_method",

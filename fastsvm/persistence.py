@@ -221,7 +221,7 @@ from numpy.lib import format as npy_format
 from sklearn.exceptions import NotFittedError
 
 from .kernels import uses_gamma
-from .multiclass import n_binary_models, resolve_multi_class
+from .multiclass import n_binary_models
 
 __all__ = [
     "FORMAT_NAME",
@@ -486,8 +486,10 @@ def _n_models(params, n_classes):
 
 def _shared_budget(params, n_classes):
     """Whether a BudgetSVC's binary models share one budget of support vectors."""
-    return (n_classes > 2 and params["shared_budget"]
-            and resolve_multi_class(params["multi_class"], n_classes) == "ovr")
+    from .bsgd.estimator import resolve_shared_budget
+    return resolve_shared_budget(params["shared_budget"], n_classes, params["multi_class"],
+                                 params.get("kernel", "rbf"), params.get("maintenance", "merge"),
+                                 params["budget"])
 
 
 def _dim_bounds(name, params, n_classes, n_features):
@@ -512,9 +514,10 @@ def _dim_bounds(name, params, n_classes, n_features):
                 "nnz": (m * n_features, f"{reason}, {n_features} features")}
     if name == "BudgetSVC":
         from .bsgd.estimator import resolve_budget
-        budget = resolve_budget(params["budget"], n_classes, params["multi_class"],
-                                params["shared_budget"], spread=True)   # 'auto' at its largest
-        if _shared_budget(params, n_classes):
+        shared = _shared_budget(params, n_classes)
+        budget = resolve_budget(params["budget"], n_classes, params["multi_class"], shared,
+                                spread=True)   # 'auto' at its largest
+        if shared:
             n_sv, reason = budget, (f"budget={params['budget']!r} ({budget}) shared by the "
                                     f"{n_models} binary models")
         else:

@@ -579,7 +579,8 @@ def test_nystrom_one_vs_one_models_and_files_from_before_them(tmp_path):
 @pytest.mark.parametrize("multi_class, shared, n_classes, bound", [
     ("ovr", True, 10, 6325), ("ovr", False, 10, 20000), ("ovr", True, 2, 2000),
     ("ovo", True, 10, 45 * 894), ("ovo", False, 10, 45 * 894), ("ovo", True, 2, 2000),
-    ("auto", True, 10, 45 * 894), ("auto", True, 31, 11136)])
+    ("auto", True, 10, 45 * 894), ("auto", True, 31, 11136),
+    ("ovr", "auto", 10, 6325), ("auto", "auto", 31, 31 * 2000)])
 def test_auto_budget_bounds_the_support_vectors_stored(multi_class, shared, n_classes, bound):
     """'auto' at its largest, on spread data: 2000 sqrt(q) (see resolve_budget)."""
     params = {"budget": "auto", "multi_class": multi_class, "shared_budget": shared}

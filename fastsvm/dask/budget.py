@@ -100,7 +100,8 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     linear-decay horizon are those of a fit on all rows; only the visiting
     order differs from BudgetSVC's single permutation, so the model is not
     the same but its accuracy is (see the tests).  Separate one-vs-rest
-    budgets (``shared_budget=False``) travel as independent chains of tasks,
+    budgets (``shared_budget=False``, and 'auto' above 30 classes or with the
+    linear kernel, as in BudgetSVC) travel as independent chains of tasks,
     concurrently.  gamma='scale' is resolved from the moments of all blocks,
     and ``budget='auto'``'s test for spread data on the largest partition;
     the offset is the exact hinge minimiser of :class:`fastsvm.BudgetSVC`,
@@ -135,7 +136,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, budget="auto",
                  epochs=5, maintenance="merge", merge_method="lookup-wd",
-                 learning_rate="linear-decay", multi_class="ovr", shared_budget=True,
+                 learning_rate="linear-decay", multi_class="ovr", shared_budget="auto",
                  fit_intercept=True, intercept_scaling=0.25, class_weight=None,
                  diagnostics=False, n_jobs=None, random_state=None, verbose=0, client=None):
         super().__init__(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
