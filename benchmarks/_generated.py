@@ -23,7 +23,7 @@ cover what the shared LIBSVM sets do not:
   10 degrees of freedom (``make_hastie_10_2``): one class enclosed by the
   other, a boundary whose decision function needs a large offset.
 
-``MULTICLASS`` holds three more multi-class sets, for
+``MULTICLASS`` holds four more multi-class sets, for
 ``benchmarks/multiclass_split.py`` (one-vs-one against one-vs-rest):
 
 * ``shells``: 10,000 rows, 3 classes of concentric shells in 6 dimensions
@@ -33,6 +33,9 @@ cover what the shared LIBSVM sets do not:
   integers 0..15 (as UCI letter), 2 clusters per class.
 * ``imbalanced_multi``: 12,000 rows, 6 classes of 50, 25, 12, 8, 4 and 1 %
   of the rows, 30 features.
+* ``many_classes``: 13,340 rows, 40 classes (one cluster each), 20 features
+  of which 12 informative: more classes than ``multi_class='auto'`` splits
+  one-vs-one.
 """
 
 import numpy as np
@@ -130,7 +133,14 @@ def imbalanced_multi(seed=0):
 GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
               "multiclass": multiclass, "noisy_moons": noisy_moons, "dense_wide": dense_wide,
               "sphere": sphere}
-MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi}
+def many_classes(seed=0):
+    X, y = make_classification(13_340, n_features=20, n_informative=12, n_classes=40,
+                               n_clusters_per_class=1, random_state=seed)
+    return _split(X, y, seed)
+
+
+MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi,
+              "many_classes": many_classes}
 
 
 def load(name, seed=0):
