@@ -182,14 +182,14 @@ def plot(payload, path):
                     label=model)
         axes[1].bar(pos, [r["svc_time_ratio"] for r in rows], w, color=f"C{k}", label=model)
     labels = [c["set"] for c in cases]
-    axes[0].axhspan(-1, 1, color="0.92")
+    axes[0].axhspan(-1, 1, color="0.92", zorder=0)    # behind the bars
     axes[0].axhline(0, color="0.6", lw=0.8)
     axes[0].set_ylabel("test accuracy - SVC's (points)")
     axes[1].axhline(1, color="0.6", lw=0.8)
     axes[1].set_yscale("log")
     axes[1].set_ylabel("SVC fit time / fit time (> 1: faster)")
     for ax in axes:
-        ax.set_xticks(x, labels)
+        ax.set_xticks(x, labels, rotation=20)
     axes[0].legend(fontsize=8)
     fig.suptitle("one-vs-one against one-vs-rest at the defaults, next to SVC()", fontsize=10)
     fig.tight_layout()
