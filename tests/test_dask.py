@@ -366,6 +366,17 @@ def test_budget_multiclass_weights_and_round_trip(client, tmp_path, shared_budge
     assert_array_equal(loaded.class_weight_, dist.class_weight_)
 
 
+def test_budget_linear_kernel_multiclass_takes_a_budget_per_class(client):
+    """shared_budget='auto' resolves as in BudgetSVC: the linear kernel's exact merges get
+    a budget per one-vs-rest model (at the defaults this fit had been refused)."""
+    X, y = _data(n=900, classes=3, seed=2)
+    Xd, yd = da.from_array(X, chunks=300), da.from_array(y, chunks=300)
+    dist = DaskBudgetSVC(client=client, kernel="linear", epochs=1, random_state=0).fit(Xd, yd)
+    assert dist.training_info_["shared_budget"] is False and len(dist.n_support_) == 3
+    local = BudgetSVC(kernel="linear", multi_class="ovr", epochs=1, random_state=0).fit(X, y)
+    assert abs(dist.score(X, y) - local.score(X, y)) <= 0.03
+
+
 def test_budget_never_joins_a_row_into_another_partitions_vector(client):
     """A row's index names it within its partition only: with removal, local row i of one
     partition had taken its steps into the vector of row i of another."""

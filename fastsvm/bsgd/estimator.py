@@ -280,7 +280,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     94.03 %), 92.63 % on usps (92.78 %), 77.05 % on multiclass and 90.30 % on
     dense_wide (87.60 %): five epochs of SGD, not a solve to the optimum (for
     that, :class:`fastsvm.HuberSVC`).  Exact merges need one model per budget,
-    so one-vs-rest models sharing a budget refuse them (``shared_budget=False``).
+    so one-vs-rest models have a budget each (``shared_budget='auto'``; True
+    is refused).
     The other kernels take ``maintenance='remove'``, which drops the smallest
     support vector and works in any feature space, but loses what it drops: with
     the linear kernel on uncentred features it can lose the balance of the
