@@ -130,15 +130,15 @@ def imbalanced_multi(seed=0):
     return _split(X, y, seed)
 
 
-GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
-              "multiclass": multiclass, "noisy_moons": noisy_moons, "dense_wide": dense_wide,
-              "sphere": sphere}
 def many_classes(seed=0):
     X, y = make_classification(13_340, n_features=20, n_informative=12, n_classes=40,
                                n_clusters_per_class=1, random_state=seed)
     return _split(X, y, seed)
 
 
+GENERATORS = {"small": small, "wide_sparse": wide_sparse, "imbalanced": imbalanced,
+              "multiclass": multiclass, "noisy_moons": noisy_moons, "dense_wide": dense_wide,
+              "sphere": sphere}
 MULTICLASS = {"shells": shells, "letters": letters, "imbalanced_multi": imbalanced_multi,
               "many_classes": many_classes}
 
