@@ -484,12 +484,13 @@ def _n_models(params, n_classes):
     return n_binary_models(n_classes, params.get("multi_class", "ovr"))
 
 
-def _shared_budget(params, n_classes):
+def _shared_budget(params, n_classes, n_features):
     """Whether a BudgetSVC's binary models share one budget of support vectors."""
     from .bsgd.estimator import resolve_shared_budget
+    kernel = params.get("kernel", "rbf")
     return resolve_shared_budget(params["shared_budget"], n_classes, params["multi_class"],
-                                 params.get("kernel", "rbf"), params.get("maintenance", "merge"),
-                                 params["budget"])
+                                 kernel, params.get("maintenance", "merge"), params["budget"],
+                                 0 if kernel == "precomputed" else n_features)
 
 
 def _dim_bounds(name, params, n_classes, n_features):
@@ -514,7 +515,7 @@ def _dim_bounds(name, params, n_classes, n_features):
                 "nnz": (m * n_features, f"{reason}, {n_features} features")}
     if name == "BudgetSVC":
         from .bsgd.estimator import resolve_budget
-        shared = _shared_budget(params, n_classes)
+        shared = _shared_budget(params, n_classes, n_features)
         budget = resolve_budget(params["budget"], n_classes, params["multi_class"], shared,
                                 spread=True)   # 'auto' at its largest
         if shared:
@@ -567,7 +568,7 @@ def _check_model(name, params, arrays, fail):
         n_sv = dims["n_sv"]
         if np.any(out["n_support_"] > n_sv):
             fail(f"n_support_ counts more support vectors than the {n_sv} stored")
-        if (name == "BudgetSVC" and not _shared_budget(params, len(classes))
+        if (name == "BudgetSVC" and not _shared_budget(params, len(classes), n_features)
                 and int(out["n_support_"].sum()) != n_sv):
             fail(f"sum(n_support_) = {int(out['n_support_'].sum())} but {n_sv} support vectors "
                  "are stored")

@@ -103,9 +103,30 @@ def test_auto_shares_a_budget_up_to_30_classes_then_gives_each_class_its_own(mon
         assert resolve_shared_budget("auto", n_classes, multi_class) is False
     assert resolve_shared_budget("auto", 518, "auto") is False
     assert resolve_shared_budget("auto", 519, "auto") is True
+    # 40 stores of 500 dense rows, twice (check_stores): 13,421 features fit in 4 GiB
+    assert resolve_shared_budget("auto", 40, "auto", n_features=13_421) is False
+    assert resolve_shared_budget("auto", 40, "auto", n_features=13_422) is True
     monkeypatch.setattr(_options, "DENSE_VECTORS_MAX_BYTES", 8 * 31 * 31 * 100)
     assert resolve_shared_budget("auto", 31, "auto", budget=100) is False
     assert resolve_shared_budget("auto", 31, "auto", budget=101) is True
+
+
+def test_many_classes_of_wide_sparse_rows_share_a_budget_where_separate_ones_are_refused(
+        tmp_path):
+    """40 classes of 40,000 sparse features: 40 separate stores of 500 dense rows (12 GiB
+    counted twice) would be refused, so 'auto' shares one budget (round(500 sqrt(40)) =
+    3,162, grown on these spread rows as far as memory allows), as before; the model file
+    resolves it alike."""
+    rng = np.random.default_rng(0)
+    X = sp.random(1200, 40_000, density=0.001, format="csr", random_state=0)
+    y = rng.integers(0, 40, 1200)
+    clf = BudgetSVC(epochs=1, random_state=0).fit(X, y)
+    assert clf.training_info_["shared_budget"] is True
+    assert clf.training_info_["budget"] >= 3162     # round(500 sqrt(40)), grown on spread rows
+    assert len(clf.support_vectors_) <= 1200
+    save_model(clf, tmp_path / "wide.npz")
+    assert_array_equal(load_model(tmp_path / "wide.npz").decision_function(X[:50]),
+                       clf.decision_function(X[:50]))
 
 
 def test_many_classes_one_vs_rest_on_a_budget_per_class_stays_within_a_point_of_svc():

@@ -69,15 +69,21 @@ def resolve_budget(budget, n_classes, multi_class="auto", shared_budget=True, sp
 
 
 def resolve_shared_budget(shared_budget, n_classes, multi_class="auto", kernel="rbf",
-                          maintenance="merge", budget="auto"):
+                          maintenance="merge", budget="auto", n_features=0):
     """Whether the one-vs-rest models of a fit on ``n_classes`` classes share one budget:
     ``shared_budget``, or for 'auto' (see "One-vs-rest" in :class:`BudgetSVC`) True up to
-    ``AUTO_OVO_MAX_CLASSES`` classes and False above (a ``budget`` per class), except that
-    the linear kernel's exact merges (``maintenance='merge'``) always take a budget per
-    class and that above, one budget is shared where separate ones could make a dense
-    ``dual_coef_`` (K models x K budgets at their largest 'auto', on spread data) beyond
-    ``_options.DENSE_VECTORS_MAX_BYTES`` (about 500 classes).  False where no models
-    are split one-vs-rest (two classes, one-vs-one)."""
+    ``AUTO_OVO_MAX_CLASSES`` classes and False above (a ``budget`` per class).  Except:
+
+    * the linear kernel's exact merges (``maintenance='merge'``) always take a budget per
+      class;
+    * above, one budget is shared where separate ones could pass
+      ``_options.DENSE_VECTORS_MAX_BYTES``: K stores of ``budget`` dense rows of
+      ``n_features`` values (0 for a kernel matrix), as :func:`check_stores` counts them
+      (40 classes at the 'auto' budget: from 13,422 features), or a dense ``dual_coef_`` of
+      K models x K budgets at their largest 'auto' (on spread data; from 519 classes).
+      There the shared budget's fewer vectors fit where the separate ones are refused.
+
+    False where no models are split one-vs-rest (two classes, one-vs-one)."""
     if n_classes <= 2 or resolve_multi_class(multi_class, n_classes) != "ovr":
         return False
     if shared_budget != "auto":
@@ -86,8 +92,10 @@ def resolve_shared_budget(shared_budget, n_classes, multi_class="auto", kernel="
         return False
     if n_classes <= AUTO_OVO_MAX_CLASSES:
         return True
-    per_class = resolve_budget(budget, n_classes, "ovr", shared_budget=False, spread=True)
-    return 8 * n_classes * n_classes * per_class > _options.DENSE_VECTORS_MAX_BYTES
+    per_class = resolve_budget(budget, n_classes, "ovr", shared_budget=False)
+    largest = resolve_budget(budget, n_classes, "ovr", shared_budget=False, spread=True)
+    return (8 * 2 * n_classes * per_class * n_features > _options.DENSE_VECTORS_MAX_BYTES
+            or 8 * n_classes * n_classes * largest > _options.DENSE_VECTORS_MAX_BYTES)
 
 
 def nearest_kernel(kernel, X):
@@ -507,9 +515,11 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         models share one budget of support vectors (True) or each has its own
         (False, ``budget`` per class); see above.  'auto' shares one up to 30
         classes and gives each class its own above (where a shared budget
-        lost 3-6 points), and always with the linear kernel, whose exact
-        merges need a budget per model (:func:`resolve_shared_budget`); the
-        value used is ``training_info_['shared_budget']``.
+        lost 3-6 points) unless their dense stores could pass
+        ``_options.DENSE_VECTORS_MAX_BYTES`` (many features or classes), and
+        always with the linear kernel, whose exact merges need a budget per
+        model (:func:`resolve_shared_budget`); the value used is
+        ``training_info_['shared_budget']``.
     fit_intercept : bool, default=True
         Train an offset b with the steps (see ``intercept_scaling``) and set
         it exactly after the SGD passes (on the batch, in ``partial_fit``);
@@ -771,7 +781,7 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         linear ``kernel``'s exact merges take AUTO_LINEAR_BUDGET."""
         if self.budget == "auto" and kernel.name == "linear" and self.maintenance == "merge":
             return AUTO_LINEAR_BUDGET
-        shared = self._shares_budget(n_classes)
+        shared = self._shares_budget(n_classes, n_features)
         budget = resolve_budget(self.budget, n_classes, self.multi_class, shared)
         if kappa is None or kappa >= AUTO_SPREAD_KAPPA:
             return budget
@@ -781,17 +791,18 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
                       // (8 * STORE_COPIES * max(n_features, 1) * stores) - 1)
         return max(budget, min(grown, affordable))
 
-    def _shares_budget(self, n_classes):
+    def _shares_budget(self, n_classes, n_features):
         """Whether the one-vs-rest models of a fit on ``n_classes`` classes share one budget
-        (``shared_budget`` resolved: :func:`resolve_shared_budget`)."""
+        (``shared_budget`` resolved: :func:`resolve_shared_budget`); ``n_features`` is the
+        width of the stores' rows (0 for a kernel matrix)."""
         return resolve_shared_budget(self.shared_budget, n_classes, self.multi_class,
-                                     self.kernel, self.maintenance, self.budget)
+                                     self.kernel, self.maintenance, self.budget, n_features)
 
     def _new_stream(self, kernel, n_features, n_models, rng=None):
         """Empty models of ``n_models`` binary problems on ``n_features`` features (0 for a
         kernel matrix) for the resolved ``kernel``, their seeds drawn from ``rng`` (default:
         ``random_state``); ``n_models`` > 1 are the one-vs-rest models of as many classes."""
-        shared = n_models > 1 and self._shares_budget(n_models)
+        shared = n_models > 1 and self._shares_budget(n_models, n_features)
         if self.maintenance == "merge" and kernel.name not in ("rbf", "linear"):
             raise ValueError(
                 f"maintenance='merge' needs the Gaussian or the linear kernel, not "
