@@ -413,7 +413,7 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
     fitted 1.4-2 times faster at the same accuracy; on 30,000 such rows it
     had to merge and fell 12.9 points below separate budgets (README,
     "Above 30 classes").  'auto' does not look at the rows, so that a model
-    file resolves it from the parameters.
+    file resolves it from the parameters and the number of features.
 
     **Spread data.**  The best merge of two support vectors of equal
     coefficients whose kernel value is kappa loses 0.1 % of their squared
