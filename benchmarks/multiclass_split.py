@@ -1,6 +1,7 @@
-"""One-vs-one against one-vs-rest: BudgetSVC and NystromSVC at their defaults next to SVC.
+"""One-vs-one against one-vs-rest: BudgetSVC, NystromSVC and MarginSGDSVC at their defaults
+next to SVC.
 
-Both estimators split more than two classes (up to 30, ``multi_class='auto'``)
+The three estimators split more than two classes (up to 30, ``multi_class='auto'``)
 one-vs-one by default, as SVC does (``'ovo'``: a model per pair of classes,
 on the rows of the two classes), and one-vs-rest on request or above 30
 classes (``'ovr'``: a model per class against all rows; BudgetSVC's share
@@ -38,7 +39,8 @@ import _harness as H  # noqa: E402
 NAME = "multiclass_split"
 SETS = ("usps", "multiclass", "shells", "letters", "imbalanced_multi", "many_classes")
 SMOKE_SETS = ["multiclass", "shells"]
-MODELS = ("SVC", "BudgetSVC ovo", "BudgetSVC ovr", "NystromSVC ovo", "NystromSVC ovr")
+MODELS = ("SVC", "BudgetSVC ovo", "BudgetSVC ovr", "NystromSVC ovo", "NystromSVC ovr",
+          "MarginSGDSVC ovo", "MarginSGDSVC ovr")
 
 
 def parse_args(argv):
@@ -63,12 +65,12 @@ def make(model, seed):
     """The estimator ``model`` of MODELS: SVC() or a fastsvm estimator at its defaults."""
     from sklearn.svm import SVC
 
-    from fastsvm import BudgetSVC, NystromSVC
+    from fastsvm import BudgetSVC, MarginSGDSVC, NystromSVC
 
     if model == "SVC":
         return SVC()
     name, multi_class = model.split()
-    cls = {"BudgetSVC": BudgetSVC, "NystromSVC": NystromSVC}[name]
+    cls = {"BudgetSVC": BudgetSVC, "NystromSVC": NystromSVC, "MarginSGDSVC": MarginSGDSVC}[name]
     return cls(multi_class=multi_class, random_state=seed)
 
 
@@ -139,7 +141,7 @@ def render_markdown(payload):
     s, res = payload["settings"], payload["results"]
     lines = H.header_lines("One-vs-one against one-vs-rest, at the defaults, next to SVC",
                            payload)
-    lines += [f"BudgetSVC and NystromSVC built with only `random_state` (seeds 0-"
+    lines += [f"BudgetSVC, NystromSVC and MarginSGDSVC built with only `random_state` (seeds 0-"
               f"{s['repeats'] - 1}: mean +- sd of test accuracy, median times) and "
               "`multi_class`; `SVC()` at its defaults, once. Generated sets: "
               "`benchmarks/_generated.py` (a stratified 25 % held out). acc - SVC in "

@@ -6,12 +6,12 @@ Two classes give one binary problem (+1 for ``classes[1]``, -1 for
 * one-vs-rest (``'ovr'``, every estimator): k problems, problem c
   separating class c (+1) from all others (-1) on every row; the class of
   the largest decision value wins (the sign, for two classes);
-* one-vs-one (``'ovo'``, BudgetSVC's and NystromSVC's default up to 30
-  classes, as SVC's): k (k - 1) / 2 problems, pair (i, j), i < j, in the
-  order (0, 1), (0, 2), ..., (k - 2, k - 1), separating class j (+1) from
-  class i (-1) on the rows of the two classes only.  :func:`ovo_scores` turns their decision values into SVC's
-  per-class scores, votes plus summed confidences; the class with most
-  votes wins.
+* one-vs-one (``'ovo'``, BudgetSVC's, NystromSVC's and MarginSGDSVC's
+  default up to 30 classes, as SVC's): k (k - 1) / 2 problems, pair (i,
+  j), i < j, in the order (0, 1), (0, 2), ..., (k - 2, k - 1), separating
+  class j (+1) from class i (-1) on the rows of the two classes only.
+  :func:`ovo_scores` turns their decision values into SVC's per-class
+  scores, votes plus summed confidences; the class with most votes wins.
 
 The fan-out over the problems is ``BaseSVC._fan_out``.  The problems' vectors
 over all n rows (targets, a pair's step weights) are made when a solver takes
@@ -25,8 +25,8 @@ from functools import partial
 import numpy as np
 
 MULTI_CLASS = ("ovo", "ovr")
-#: ``multi_class='auto'`` (BudgetSVC's and NystromSVC's default) is 'ovo' up to
-#: AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the k (k - 1) / 2 pairs' models and their
+#: ``multi_class='auto'`` (BudgetSVC's, NystromSVC's and MarginSGDSVC's default) is 'ovo'
+#: up to AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the k (k - 1) / 2 pairs' models and their
 #: per-pair overhead outgrow the k one-vs-rest ones.  At 100 classes (2,000 rows) BudgetSVC's
 #: dense ``dual_coef_`` (pairs x all their vectors, each vector in one pair) took 5.4 GB and
 #: 20 s against one-vs-rest's 1.8 s, NystromSVC's 4,950 pairs 2.6 s against 0.36 s; at 200
@@ -102,6 +102,43 @@ def _pair_problem(y_encoded, pairs, k):
     targets = np.zeros(len(y_encoded))
     targets[rows] = np.where(y_encoded[rows] == j, 1.0, -1.0)
     return rows, targets
+
+
+def ovo_partners(n_classes):
+    """partners[c, t]: the model index of the one-vs-one pair of class c with its t-th
+    other class (the classes other than c in increasing order), shape (n_classes,
+    n_classes - 1): the k - 1 pairs in which a row of class c has a target."""
+    index = {pair: k for k, pair in enumerate(ovo_pairs(n_classes))}
+    return np.array([[index[min(c, o), max(c, o)] for o in range(n_classes) if o != c]
+                     for c in range(n_classes)], dtype=np.int64).reshape(n_classes, -1)
+
+
+class TargetRows:
+    """The targets of every binary problem (see the module docstring) at any rows:
+    ``targets[:, rows]`` is a float64 array (n_models, len(rows)), +1, -1, or 0 on the
+    rows outside a one-vs-one pair, made on demand, as an (n_models, n) array would
+    give it, without holding the n_models x n values (30 classes' 435 pairs: 3.5 kB a
+    row)."""
+
+    def __init__(self, y_encoded, n_classes, multi_class="ovr"):
+        self.y = y_encoded
+        self.n_classes = n_classes
+        self.ovo = n_classes > 2 and resolve_multi_class(multi_class, n_classes) == "ovo"
+
+    def __len__(self):
+        return n_binary_models(self.n_classes, "ovo" if self.ovo else "ovr")
+
+    def __getitem__(self, index):
+        everything, rows = index
+        if everything != slice(None):
+            raise IndexError("targets are indexed as targets[:, rows]")
+        y = self.y[rows]
+        if self.n_classes == 2:
+            return np.where(y == 1, 1.0, -1.0)[None]
+        if not self.ovo:
+            return np.where(y == np.arange(self.n_classes)[:, None], 1.0, -1.0)
+        pairs = np.array(ovo_pairs(self.n_classes))
+        return ((y == pairs[:, 1:]).astype(np.float64) - (y == pairs[:, :1]))
 
 
 def ovo_scores(decision, n_classes):

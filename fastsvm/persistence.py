@@ -69,9 +69,9 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
     ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
-    a ``BudgetSVC`` or ``NystromSVC`` with ``multi_class='ovo'``, or 'auto'
-    (the default) up to 30 classes (a file without the parameter is
-    one-vs-rest), ``n_classes (n_classes - 1) / 2``,
+    a ``BudgetSVC``, ``NystromSVC`` or ``MarginSGDSVC`` with
+    ``multi_class='ovo'``, or 'auto' (the default) up to 30 classes (a file
+    without the parameter is one-vs-rest), ``n_classes (n_classes - 1) / 2``,
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
     :func:`fastsvm.multiclass.ovo_scores`).
@@ -478,9 +478,9 @@ def _check_array(spec, value, dims, bounds, fail):
 
 
 def _n_models(params, n_classes):
-    """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC
-    or BudgetSVC with ``multi_class='ovo'`` ('auto': up to 30 classes), else one-vs-rest
-    (see :mod:`fastsvm.multiclass`)."""
+    """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC,
+    BudgetSVC or MarginSGDSVC with ``multi_class='ovo'`` ('auto': up to 30 classes), else
+    one-vs-rest (see :mod:`fastsvm.multiclass`)."""
     return n_binary_models(n_classes, params.get("multi_class", "ovr"))
 
 
@@ -1160,8 +1160,8 @@ def load_model(path):
             if est_name == "BudgetSVC":     # files from before shared budgets had none,
                 params.setdefault("shared_budget", False)   # and from before one-vs-one
                 params.setdefault("multi_class", "ovr")
-            if est_name == "NystromSVC":    # files from before one-vs-one were one-vs-rest
-                params.setdefault("multi_class", "ovr")
+            if est_name in ("NystromSVC", "MarginSGDSVC"):  # files from before one-vs-one
+                params.setdefault("multi_class", "ovr")     # were one-vs-rest
             if est_name == "MarginSGDSVC":  # files from before the cap were uncapped
                 params.setdefault("C", None)
             try:

@@ -174,6 +174,13 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
     assert not load_model(separate).shared_budget
     assert len(load_model(separate).support_vectors_) > 10
     for options, n_models in (([], 3), (["--multi-class", "ovr"], 3)):   # 3 pairs, 3 classes
+        margin = tmp_path / "margin.npz"
+        assert main(["train", "-q", "--solver", "margin-sgd", "-s", "0", *options, str(data),
+                     str(margin)]) == 0
+        fitted = load_model(margin)
+        assert fitted.multi_class == (options[1] if options else "auto")
+        assert fitted.training_info_["multi_class"] == (options[1] if options else "ovo")
+        assert fitted.dual_coef_.shape[0] == n_models
         nystrom = tmp_path / "nystrom.npz"
         assert main(["train", "-q", "--solver", "nystrom", "-n", "30", *options, str(data),
                      str(nystrom)]) == 0

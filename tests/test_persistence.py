@@ -602,6 +602,24 @@ def test_unexpected_entries_and_out_of_range_indices_are_rejected(data, tmp_path
                          "unexpected entry coef_")
 
 
+def test_margin_sgd_one_vs_one_files(tmp_path):
+    """A MarginSGDSVC of four classes saves its six pairs and loads them, predicting as
+    saved; a file without ``multi_class`` predates one-vs-one and loads one-vs-rest."""
+    X, y = make_blobs(300, centers=4, cluster_std=3.0, random_state=0)
+    for multi_class, n_models in (("auto", 6), ("ovr", 4)):
+        clf = MarginSGDSVC(multi_class=multi_class, random_state=0).fit(X, y)
+        path = tmp_path / f"{multi_class}.npz"
+        save_model(clf, path)
+        loaded = load_model(path)
+        assert loaded.multi_class == multi_class and loaded.dual_coef_.shape[0] == n_models
+        _assert_same_model(clf, loaded, X)
+    meta = _meta(tmp_path / "ovr.npz")
+    del meta["params"]["multi_class"]
+    old = load_model(_rewrite(tmp_path / "ovr.npz", tmp_path / "old.npz", meta=meta))
+    assert old.multi_class == "ovr"
+    np.testing.assert_array_equal(old.decision_function(X), clf.decision_function(X))
+
+
 def test_margin_sgd_files_from_before_the_cap_load_uncapped(data, tmp_path):
     """A MarginSGDSVC file keeps its cap C; one without ``C`` predates the cap, and loads with
     C=None, the uncapped rule it was trained by, predicting as saved."""

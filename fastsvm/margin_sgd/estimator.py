@@ -10,10 +10,12 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _options
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKernelCoefMixin,
                     progress_bar, used_columns)
 from ..kernels import row_sq_norms, uses_gamma
-from ..multiclass import labels_from_decision
+from ..multiclass import (MULTI_CLASS, TargetRows, labels_from_decision, ovo_scores,
+                          resolve_multi_class)
 from .solver import (UPDATES, accuracy_offset, draw_order, expansion, expected_out_of_bag,
                      first_copies, out_of_bag, pass_rows, run_pass)
 
@@ -218,21 +220,42 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     no single uncapped (gamma, M) of a 4 x 4 grid above 84.57 %): one pass
     cannot revise a coefficient once the noise has set it.
 
+    **More than two classes** are split one-vs-one up to 30 classes
+    (``multi_class='auto'``), as SVC splits them: a model per pair of
+    classes, trained on the rows of its two classes, whose votes decide.
+    Above 30 classes, or with ``multi_class='ovr'``, one-vs-rest: a model
+    per class against all rows.  Either way the binary models share each
+    pass (see :func:`~fastsvm.margin_sgd.solver.run_pass`): a one-vs-one
+    pass visits every row once, each pair deciding the rows of its classes,
+    and a support vector keeps coefficients only in the k - 1 pairs of its
+    class, so a visit costs about what it costs one-vs-rest.  One-vs-rest
+    fails where a class is not one side of a boundary: on three nested
+    shells (``shells`` of ``benchmarks/_generated.py``, 7,500 training rows,
+    seeds 0-2) the middle shell against the rest is a ring, and one-vs-rest
+    reached 87.73 +- 2.58 % in 0.58 s, one-vs-one 94.11 +- 0.76 % in 0.25 s
+    (SVC 97.64 %).  Elsewhere (``benchmarks/multiclass_split.py``) the two
+    are within 0.6 points: multiclass +0.55 for one-vs-one, letters (26
+    classes) +0.17, imbalanced_multi +0.05 (balanced accuracy +1.15), usps
+    -0.10.
+
     **With** ``kernel='linear'`` the pass is one pass over a linear model
     with no offset (the offset is validated after it), much like one
     perceptron epoch, and lands well below a solved linear SVM, most of all
-    on multi-class data, which it splits one-vs-rest.  Test accuracy (mean
-    of seeds 0-2; standardised ``make_classification`` / ``make_blobs``
-    sets, 30 % test rows) against ``SVC(kernel='linear')``, ``LinearSVC()``
-    and :class:`~fastsvm.HuberSVC`: 4 classes 56.7 against 80.3, 75.6 and
-    74.6 %; 5 blobs 79.2 against 97.6, 96.0 and 95.3 %; 3 classes (5,600
-    rows) 45.6 against 63.2, 57.5 and 58.8 %; closer on a9a (8,000 rows)
-    81.8 against 84.7, 85.1 and 84.9 %, and usps (10 classes) 87.9 against
-    92.6, 90.3 and 91.0 %.  HuberSVC and PegasosSVC train the linear SVM
-    itself.  Dividing rule (6)'s step by k(x_k, x_k), as dual coordinate
-    descent does, with a constant feature for the offset, gained up to 5.6
-    points (62.3, 84.7 and 50.4 % on the three sets; a9a +0.6) and was not
-    adopted: still 10-13 points short.
+    on multi-class data.  Test accuracy (mean of seeds 0-2, one-vs-one, in
+    brackets one-vs-rest; standardised sets, 30 % test rows:
+    ``make_classification(4000, 20, n_informative=10, n_classes=4,
+    random_state=0)``, ``make_blobs(4000, 10, centers=5, cluster_std=4,
+    random_state=0)`` and ``make_classification(8000, 20, n_informative=6,
+    n_classes=3, random_state=1)``) against ``SVC(kernel='linear')`` and
+    ``LinearSVC()``: 4 classes 48.4 (39.8) against 57.7 and 54.5 %; 5 blobs
+    94.7 (91.7) against 95.7 and 96.5 %; 3 classes 65.4 (63.0) against 75.1
+    and 74.8 %; usps (10 classes) 90.4 (87.9) against 92.6 and 90.3 %; a9a
+    (two classes, 8,000 rows) 81.8 against 84.7 and 85.1 %.
+    :class:`~fastsvm.HuberSVC` and :class:`~fastsvm.PegasosSVC` train the
+    linear SVM itself.  Dividing rule (6)'s step by k(x_k, x_k), as dual
+    coordinate descent does, with a constant feature for the offset, gained
+    up to 5.6 points on three earlier one-vs-rest sets (a9a +0.6) and was
+    not adopted: still 10-13 points short.
 
     **Sample weights** (``sample_weight`` times ``class_weight``; the paper
     has none, so this meaning is ours, derived from its appendix).
@@ -262,11 +285,11 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     survive: the constant rule's value (1: another constant c gives the same
     model with M / c); sampling with full replacement as n uniform draws with
     replacement of which only first draws count; the M and gamma grids and
-    their selection on out-of-bag or held-out rows; one-vs-rest for more than
-    two classes, the K binary problems sharing each pass (its draws, its
-    support vectors stored once and their kernel values computed once; see
-    :func:`~fastsvm.margin_sgd.solver.run_pass`: usps, 10 classes, fits in
-    0.69 s instead of 3.9 s).  Beyond the paper (which, citing Steinwart et
+    their selection on out-of-bag or held-out rows; the split of more than
+    two classes (above), the binary problems sharing each pass (its draws,
+    its support vectors stored once and their kernel values computed once;
+    see :func:`~fastsvm.margin_sgd.solver.run_pass`: usps, 10 classes, fits
+    one-vs-rest in 0.69 s instead of 3.9 s).  Beyond the paper (which, citing Steinwart et
     al., trains without offset): the validated offset b.  Without it a9a's accuracy
     ranged from 38 % to 85 % between seeds: the squared-hinge rule sets each
     new support vector's margin to exactly 1, so with a wide kernel f's
@@ -312,6 +335,10 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         is its model (see "Repeated passes" above).  'auto' is
         min(5, ceil(1000 / v)) for v validation rows over all n rows: 1
         from 5,000 rows.
+    multi_class : {'auto', 'ovo', 'ovr'}, default='auto'
+        More than two classes: a model per pair of classes ('ovo', as SVC)
+        or per class against the rest ('ovr'); 'auto' is 'ovo' up to 30
+        classes (see above).  Two classes make one model either way.
     class_weight : dict, 'balanced' or None, default=None
         Weight of each class, multiplying its samples' weight (see above);
         'balanced' is n_samples / (n_classes * bincount(y)), the counts weighted
@@ -347,7 +374,9 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         SVC's (the rows as given for a callable kernel, empty for 'precomputed')
     dual_coef_ : ndarray of shape (n_models, n_SV)
         y_j alpha_j of each binary model (0 where a vector is not its own);
-        one model for two classes, else one per class (one-vs-rest).
+        one model for two classes, else one per pair of classes (i, j), i <
+        j, in the order (0, 1), (0, 2), ..., positive for class j
+        (one-vs-one), or one per class (one-vs-rest).
     coef_ : ndarray of shape (n_models, n_features_in_)
         With ``kernel='linear'`` only (as SVC's): the features' weights of each
         model, dual_coef_ @ support_vectors_.
@@ -361,7 +390,8 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         pass and rows ``n_rows`` of each candidate tried, in order: the
         halving rounds, then the passes over all rows; the accuracy is -inf
         for a pass whose decision values overflowed, which ranks last, and
-        null in a model file), ``sampling`` and ``n_repeats`` (as resolved),
+        null in a model file), ``sampling``, ``n_repeats`` and
+        ``multi_class`` (as resolved),
         ``validation_accuracy`` (its candidate's score) and ``n_validation``
         of the model, ``n_visited`` (points decided; the binary models share
         the draws), ``n_passes`` (all passes), ``time_fit_s``.
@@ -379,14 +409,15 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "tune_size": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left"), None],
         "n_repeats": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "multi_class": [StrOptions({"auto", *MULTI_CLASS})],
         "random_state": ["random_state"],
         **COMMON_CONSTRAINTS,
     }
 
     def __init__(self, M="auto", M_grid=None, C=1.0, update="squared-hinge", sampling="auto",
                  kernel="rbf", gamma="auto", degree=3, coef0=0.0, gamma_grid=None,
-                 validation_fraction=0.2, tune_size="auto", n_repeats="auto", class_weight=None,
-                 n_jobs=None, random_state=None, verbose=0):
+                 validation_fraction=0.2, tune_size="auto", n_repeats="auto", multi_class="auto",
+                 class_weight=None, n_jobs=None, random_state=None, verbose=0):
         self.M = M
         self.M_grid = M_grid
         self.C = C
@@ -400,6 +431,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         self.validation_fraction = validation_fraction
         self.tune_size = tune_size
         self.n_repeats = n_repeats
+        self.multi_class = multi_class
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -451,9 +483,21 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
                           "the first was kept; use sampling='permutation'", UserWarning)
         by_row = np.argsort(model.support)
         support = model.support[by_row]
-        dual_coef = np.ascontiguousarray(model.dual[:, by_row])
+        n_classes = len(problem.classes)
+        split = resolve_multi_class(self.multi_class, n_classes)
+        need = 8 * len(support) * len(offsets)
+        # one-vs-rest coefficients are held as they are; one-vs-one ones k - 1 per vector
+        if n_classes > 2 and split == "ovo" and need > _options.DENSE_VECTORS_MAX_BYTES:
+            raise ValueError(
+                f"the {len(offsets):,} one-vs-one models' dual_coef_ over {len(support):,} "
+                f"support vectors would take {need / 2**30:.1f} GiB, more than "
+                "fastsvm._options.DENSE_VECTORS_MAX_BYTES "
+                f"({_options.DENSE_VECTORS_MAX_BYTES / 2**30:.1f} GiB) allows; use "
+                "multi_class='ovr'")
+        dual_coef = np.ascontiguousarray(model.model_dual()[:, by_row])
         info = {"candidates": tuning + scores,
                 "sampling": sampling, "n_repeats": repeats,
+                "multi_class": split,
                 "validation_accuracy": accuracy, "n_validation": n_val,
                 "n_visited": model.n_visited,
                 "n_passes": repeats * (len(tuning) + len(scores)),
@@ -507,7 +551,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         the candidate listed first.
         """
         splits = [self._split(pool, problem.y, sampling, rng, data[2]) for _ in range(repeats)]
-        targets = np.vstack(problem.targets)
+        targets = TargetRows(problem.y, len(problem.classes), self.multi_class)
         scores, best = [], None
         for kernel, M in candidates:
             passes = [self._validated_pass(problem, data, targets, kernel, M, sampling, rows,
@@ -537,13 +581,16 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
                          copies)
         val = held if held is not None else out_of_bag(rows, order, copies)
         decision = expansion(X, X_sq, val, model.svt, model.sv_sq, model.support, model.dual,
-                             kernel)
+                             kernel, model.pairs)
         if np.all(np.isfinite(decision)):
-            offsets = np.array([accuracy_offset(decision[:, k], t[val], weight[val])
-                                for k, t in enumerate(targets)])
+            # each model's offset from the validation rows of its classes
+            offsets = np.array([accuracy_offset(decision[t != 0, k], t[t != 0],
+                                                weight[val][t != 0])
+                                for k, t in enumerate(targets[:, val])])
             decision += offsets
-            labels = labels_from_decision(decision[:, 0] if len(targets) == 1 else decision,
-                                          np.arange(len(problem.classes)))
+            scores = (decision[:, 0] if len(targets) == 1 else
+                      ovo_scores(decision, targets.n_classes) if targets.ovo else decision)
+            labels = labels_from_decision(scores, np.arange(len(problem.classes)))
             accuracy = (float(np.average(labels == y_enc[val], weights=weight[val]))
                         if len(val) else float("nan"))
         else:   # a pass that diverged (uncapped, k(x, x) far from 1) ranks last

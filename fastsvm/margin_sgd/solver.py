@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _options
+from ..multiclass import TargetRows, ovo_partners
 from . import _kernels as K
 
 UPDATES = {"squared-hinge": K.SQUARED_HINGE, "constant": K.CONSTANT}
@@ -74,29 +75,21 @@ def accuracy_offset(f, y, weight=None):
     if np.all(y > 0) or np.all(y < 0):
         return 0.0
     weight = np.ones(len(y)) if weight is None else weight
-    order = np.argsort(-f, kind="stable")
-    fs, ys, ws = f[order], y[order], weight[order]
-    # error weight when the j largest are predicted +1: negatives among them + positives after
-    neg_above = np.concatenate([[0.0], np.cumsum(np.where(ys < 0, ws, 0.0))])
-    pos_above = np.concatenate([[0.0], np.cumsum(np.where(ys > 0, ws, 0.0))])
-    errors = neg_above + (pos_above[-1] - pos_above)
-    cuts = np.concatenate([[fs[0] + 1.0], 0.5 * (fs[:-1] + fs[1:]), [fs[-1] - 1.0]])
-    valid = np.concatenate([[True], fs[:-1] > fs[1:], [True]])     # never split equal values
-    best = errors[valid].min()
-    candidates = np.flatnonzero(valid & (errors <= best + 1e-12 * ws.sum()))
-    b = float(-cuts[candidates[np.argmin(np.abs(cuts[candidates]))]])
-    changed = (f + b > 0) != (f > 0)
-    right = np.where(f[changed] + b > 0, 1.0, -1.0) == y[changed]
-    net = float(np.sum(np.where(right, weight[changed], -weight[changed])))
-    needed = max(2.0 * np.sqrt(np.sum(weight[changed] ** 2)),
-                 _options.MARGIN_SGD_OFFSET_MIN_GAIN * float(weight.sum()))
-    return b if net > needed else 0.0
+    return K.accuracy_offset(np.ascontiguousarray(f, dtype=np.float64),
+                             np.ascontiguousarray(y, dtype=np.float64),
+                             np.ascontiguousarray(weight, dtype=np.float64),
+                             _options.MARGIN_SGD_OFFSET_MIN_GAIN)
 
 
 @dataclass
 class MarginSGDResult:
     """f_o(x) = sum_s dual[o, s] k(sv_s, x) for the binary problems o of one pass;
-    sv_s = svt[:, s].  A support vector of one problem has coefficient 0 in the others."""
+    sv_s = svt[:, s].  A support vector of one problem has coefficient 0 in the others.
+
+    For one-vs-one pairs (``pairs`` set) ``dual`` holds each vector's coefficients in
+    the k - 1 pairs of its class only: dual[t, s] in pair partners[c_s, t] (see
+    :func:`fastsvm.multiclass.ovo_partners`); :meth:`model_dual` spreads them over all
+    pairs."""
 
     support: np.ndarray         # training indices of the support vectors, in the order added
     svt: np.ndarray             # their rows as columns (n_features x n_SV; no rows for a
@@ -104,15 +97,26 @@ class MarginSGDResult:
     sv_sq: np.ndarray           # their squared norms
     dual: np.ndarray            # y_s alpha_s of each problem (n_models x n_SV)
     visits: np.ndarray          # the decided points (first draws), in visiting order
+    pairs: tuple = None         # one-vs-one: (class of each vector, partners)
 
     @property
     def n_visited(self):
         return len(self.visits)
 
+    def model_dual(self):
+        """y_s alpha_s of each binary problem, (n_models x n_SV)."""
+        if self.pairs is None:
+            return self.dual
+        sv_class, partners = self.pairs
+        n_pairs = partners.size // 2
+        dual = np.zeros((n_pairs, len(sv_class)))
+        np.put_along_axis(dual, partners[sv_class].T, self.dual, axis=0)
+        return dual
+
     @property
     def n_support(self):
         """Model size (support vectors) of each binary problem."""
-        return np.count_nonzero(self.dual, axis=1)
+        return np.count_nonzero(self.model_dual(), axis=1)
 
 
 def _dense_rows(X):
@@ -151,8 +155,9 @@ def _block(X, rows, dense):
     return block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
 
 
-def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel):
-    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows``.
+def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel, pairs=None):
+    """f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) for r in ``rows`` (one-vs-one ``pairs``:
+    see :class:`MarginSGDResult`).
 
     ``block`` is X[rows] as :func:`_block` gives it.  Dense rows are
     multiplied by BLAS against the support vectors stored as the columns of
@@ -161,33 +166,48 @@ def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel):
     vectors are never stored densely).  For a kernel matrix X the values are
     looked up at the support vectors' rows ``support``.
     """
-    if kernel.on_gram:
+    if kernel.on_gram and pairs is None:
         return X[np.ix_(rows, support)] @ dual.T
+    out = np.empty((len(rows), dual.shape[0] if pairs is None else pairs[1].size // 2))
+    if pairs is not None:       # the vectors by class (see _kernels._pair_row)
+        sv_class, partners = pairs
+        order = np.argsort(sv_class, kind="stable")
+        starts = np.searchsorted(sv_class[order], np.arange(len(partners) + 1))
+        pairs = (order, starts, np.ascontiguousarray(dual[:, order]), partners)
+    if kernel.on_gram:
+        K.pair_expansion(np.ascontiguousarray(X[np.ix_(rows, support)]), *pairs, out)
+        return out
     if sp.issparse(block):
         dots = (block @ _block(X, support, False).T).toarray()
     else:
         dots = block @ svt
-    out = np.empty((len(rows), dual.shape[0]))
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
-    K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, kernel.code, gamma, kernel.degree,
-                          kernel.coef0, out)
+    if pairs is None:
+        K.expansion_from_dots(dots, X_sq[rows], sv_sq, dual, kernel.code, gamma,
+                              kernel.degree, kernel.coef0, out)
+    else:
+        K.pair_expansion_from_dots(dots, X_sq[rows], sv_sq, *pairs, kernel.code, gamma,
+                                   kernel.degree, kernel.coef0, out)
     return out
 
 
-def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel):
+def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel, pairs=None):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
     shape (len(rows), n_models); the support vectors sv_j are the training rows ``support``
-    (and the columns of ``svt`` where X's rows are dense)."""
+    (and the columns of ``svt`` where X's rows are dense); for one-vs-one ``pairs`` see
+    :class:`MarginSGDResult`."""
     dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
     parts = [rows[start:start + step] for start in range(0, len(rows), step)]
-    return np.concatenate([np.empty((0, dual.shape[0]))] + [
+    n_models = dual.shape[0] if pairs is None else pairs[1].size // 2
+    return np.concatenate([np.empty((0, n_models))] + [
         _f(X, part, None if kernel.on_gram else _block(X, part, dense), X_sq, svt, sv_sq,
-           support, dual, kernel) for part in parts])
+           support, dual, kernel, pairs) for part in parts])
 
 
 def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, copies=None):
     """One pass of margin SGD over the first draws in ``order`` (int64 row indices), for
-    the binary problems with targets ``Y`` (n_models x n_samples, +-1) at once.
+    the binary problems with targets ``Y`` at once: an (n_models, n_samples) array of
+    +-1, or a :class:`~fastsvm.multiclass.TargetRows`.
 
     ``X`` is a float C-ordered array or a canonical CSR matrix, ``X_sq`` its
     squared row norms, ``weight`` the points' weights c_i, ``C`` the cap on
@@ -212,6 +232,14 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     coefficients are those of its own pass.  On usps (10 classes) the
     problems' 5,261 support vectors are 1,425 distinct points.
 
+    **One-vs-one pairs** (``Y`` a :class:`~fastsvm.multiclass.TargetRows` of
+    pairs): a row has target 0 in the pairs without its class, and so
+    coefficient 0 there (:func:`~fastsvm.margin_sgd._kernels.decide_block`
+    skips it); each support vector keeps its coefficients in the k - 1 pairs
+    of its class only (see :class:`MarginSGDResult`), so that a visit costs
+    k - 1 products per support vector, not one per pair (about what the k
+    one-vs-rest problems cost), and only copies of one class are joined.
+
     Copies of a row are one support vector: with ``copies`` (from
     :func:`first_copies`; None for a kernel matrix, whose rows say nothing
     of the points' equality) a point equal to a stored support vector adds
@@ -229,9 +257,14 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     d = X.shape[1] if dense else 0
     rule = UPDATES[update]
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
+    ovo = isinstance(Y, TargetRows) and Y.ovo
+    partners = ovo_partners(Y.n_classes) if ovo else None
+    if ovo and copies is not None:
+        copies = _class_copies(copies, Y.y, Y.n_classes)
+    width = partners.shape[1] if ovo else len(Y)    # coefficients kept per vector
     capacity = min(len(visits), _options.MARGIN_SGD_BLOCK)
     svt, sv_sq = np.empty((d, capacity)), np.empty(capacity)
-    dual, support = np.empty((len(Y), capacity)), np.empty(capacity, dtype=np.int64)
+    dual, support = np.empty((width, capacity)), np.empty(capacity, dtype=np.int64)
     n_sv = 0
     slot = None if copies is None else np.full(X.shape[0], -1, dtype=np.int64)
     for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
@@ -247,19 +280,21 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
             K.block_kernel_from_dots(dots, X_sq[rows], kernel.code, gamma, kernel.degree,
                                      kernel.coef0, K_block)
         f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
-                      np.ascontiguousarray(dual[:, :n_sv]), kernel)
-        alpha = np.empty((len(Y), len(rows)))
-        for o, y in enumerate(Y):
-            K.decide_block(np.ascontiguousarray(f_before[:, o]), K_block, y[rows],
-                           weight[rows], M, C, rule, alpha[o])
+                      np.ascontiguousarray(dual[:, :n_sv]), kernel,
+                      (Y.y[support[:n_sv]], partners) if ovo else None)
+        targets = np.ascontiguousarray(Y[:, rows])
+        alpha = np.empty(targets.shape)
+        K.decide_block(f_before, K_block, targets, weight[rows], M, C, rule, alpha)
         new = np.flatnonzero(np.any(alpha > 0, axis=0))
-        coef = Y[:, rows[new]] * alpha[:, new]
+        coef = targets[:, new] * alpha[:, new]
+        if ovo:         # each vector's coefficients in the pairs of its class
+            coef = np.take_along_axis(coef, partners[Y.y[rows[new]]].T, axis=0)
         if copies is not None:
             new, coef = _join_copies(copies[rows[new]], new, coef, slot, dual, n_sv)
         if n_sv + len(new) > capacity:
             capacity = max(2 * capacity, n_sv + len(new))
             svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
-            dual = np.concatenate([dual[:, :n_sv], np.empty((len(Y), capacity - n_sv))],
+            dual = np.concatenate([dual[:, :n_sv], np.empty((width, capacity - n_sv))],
                                   axis=1)
             sv_sq, support = (np.resize(a, capacity) for a in (sv_sq, support))
         end = n_sv + len(new)
@@ -275,7 +310,17 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
         progress.update(len(order) - len(visits))       # the repeated draws
     used = np.flatnonzero(np.any(dual[:, :n_sv] != 0, axis=0))
     return MarginSGDResult(support[used], np.ascontiguousarray(svt[:, used]), sv_sq[used],
-                           np.ascontiguousarray(dual[:, used]), visits)
+                           np.ascontiguousarray(dual[:, used]), visits,
+                           (Y.y[support[used]], partners) if ovo else None)
+
+
+def _class_copies(copies, y, n_classes):
+    """first[i]: the first row equal to row i (``copies`` from :func:`first_copies`) of
+    its class (``y``, class indices): copies of one-vs-one support vectors are joined
+    within a class only, where their coefficients share the pairs."""
+    _, first, group = np.unique(copies * n_classes + y, return_index=True,
+                                return_inverse=True)
+    return first[group.ravel()]
 
 
 def _join_copies(key, new, coef, slot, dual, n_sv):
