@@ -95,7 +95,8 @@ class MarginSGDResult:
     svt: np.ndarray             # their rows as columns (n_features x n_SV; no rows for a
                                 # kernel matrix or sparse rows), float64
     sv_sq: np.ndarray           # their squared norms
-    dual: np.ndarray            # y_s alpha_s of each problem (n_models x n_SV)
+    dual: np.ndarray            # y_s alpha_s of each problem (n_models x n_SV; one-vs-one:
+                                # of each pair of the vector's class, k - 1 x n_SV)
     visits: np.ndarray          # the decided points (first draws), in visiting order
     pairs: tuple = None         # one-vs-one: (class of each vector, partners)
 
@@ -225,12 +226,12 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     and memory stay linear in the stored entries.  The support-vector storage
     grows by doubling, so memory follows the model size, not n.
 
-    The problems (one-vs-rest) share the draws and so the support vectors'
-    storage and kernel values: a point that is a support vector of several
-    problems is stored once, with a coefficient in each, and each block's
-    kernel values are computed once for all problems.  Each problem's
-    coefficients are those of its own pass.  On usps (10 classes) the
-    problems' 5,261 support vectors are 1,425 distinct points.
+    The problems (one-vs-rest, or one-vs-one below) share the draws and so
+    the support vectors' storage and kernel values: a point that is a support
+    vector of several problems is stored once, with a coefficient in each,
+    and each block's kernel values are computed once for all problems.  Each
+    problem's coefficients are those of its own pass.  On usps (10 classes)
+    the one-vs-rest problems' 5,261 support vectors are 1,425 distinct points.
 
     **One-vs-one pairs** (``Y`` a :class:`~fastsvm.multiclass.TargetRows` of
     pairs): a row has target 0 in the pairs without its class, and so
