@@ -233,14 +233,15 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     shells (``shells`` of ``benchmarks/_generated.py``, 7,500 training rows,
     seeds 0-2) the middle shell against the rest is a ring, and one-vs-rest
     reached 87.73 +- 2.58 % in 0.32 s, one-vs-one 94.11 +- 0.76 % in 0.28 s
-    (SVC 97.64 %).  Elsewhere (``benchmarks/multiclass_split.py``) the two
-    are within 0.6 points: multiclass +0.55 for one-vs-one, letters (26
-    classes) +0.17 (in 2.8 s against 1.8 s: 325 pairs), imbalanced_multi
-    +0.05 (balanced accuracy +1.15), usps -0.10; and on smaller generated
-    sets (4 splits x 2 seeds): 5 classes of sparse text (10,000 rows,
-    20,000 columns) -0.50, 20 classes of 19 rows each -0.90, 10 classes of
-    15 rows +0.75, 3 blobs of 45 rows each -1.94 (a test row is 2.2
-    points).  So one-vs-one is SVC's split here too: a large gain where
+    (SVC 97.64 %).  On the benchmark's other sets
+    (``benchmarks/multiclass_split.py``) the two are within 0.6 points:
+    multiclass +0.55 for one-vs-one, letters (26 classes) +0.17 (in 2.8 s
+    against 1.8 s: 325 pairs, each validating its offset), imbalanced_multi
+    +0.05 (balanced accuracy +1.15), usps -0.10.  Smaller generated sets (4
+    splits x 2 seeds) moved both ways: 5 classes of sparse text (10,000
+    rows, 20,000 columns) -0.50, 20 classes of 19 rows each -0.90, 10
+    classes of 15 rows +0.75, 3 blobs of 45 rows each -1.94 (a test row is
+    2.2 points).  So one-vs-one is SVC's split here too: a large gain where
     one-vs-rest cannot draw a class's boundary, and small losses or gains
     elsewhere.
 
