@@ -124,6 +124,7 @@ class TargetRows:
         self.y = y_encoded
         self.n_classes = n_classes
         self.ovo = n_classes > 2 and resolve_multi_class(multi_class, n_classes) == "ovo"
+        self._pairs = np.array(ovo_pairs(n_classes)) if self.ovo else None
 
     def __len__(self):
         return n_binary_models(self.n_classes, "ovo" if self.ovo else "ovr")
@@ -137,8 +138,7 @@ class TargetRows:
             return np.where(y == 1, 1.0, -1.0)[None]
         if not self.ovo:
             return np.where(y == np.arange(self.n_classes)[:, None], 1.0, -1.0)
-        pairs = np.array(ovo_pairs(self.n_classes))
-        return ((y == pairs[:, 1:]).astype(np.float64) - (y == pairs[:, :1]))
+        return (y == self._pairs[:, 1:]).astype(np.float64) - (y == self._pairs[:, :1])
 
 
 def ovo_scores(decision, n_classes):

@@ -591,9 +591,10 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
                              kernel, model.pairs)
         if np.all(np.isfinite(decision)):
             # each model's offset from the validation rows of its classes
-            offsets = np.array([accuracy_offset(decision[t != 0, k], t[t != 0],
-                                                weight[val][t != 0])
-                                for k, t in enumerate(targets[:, val])])
+            weight_val, offsets = weight[val], np.zeros(len(targets))
+            for k, t in enumerate(targets[:, val]):
+                own = t != 0
+                offsets[k] = accuracy_offset(decision[own, k], t[own], weight_val[own])
             decision += offsets
             scores = (decision[:, 0] if len(targets) == 1 else
                       ovo_scores(decision, targets.n_classes) if targets.ovo else decision)

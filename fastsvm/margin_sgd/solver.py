@@ -117,7 +117,10 @@ class MarginSGDResult:
     @property
     def n_support(self):
         """Model size (support vectors) of each binary problem."""
-        return np.count_nonzero(self.model_dual(), axis=1)
+        if self.pairs is None:
+            return np.count_nonzero(self.dual, axis=1)
+        sv_class, partners = self.pairs         # counted in place, not spread over all pairs
+        return np.bincount(partners[sv_class].T[self.dual != 0], minlength=partners.size // 2)
 
 
 def _dense_rows(X):
