@@ -18,7 +18,7 @@ from fastsvm import NystromSVC, _options, multiclass
 from fastsvm.base import TrainingProblem
 from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
 from fastsvm.kernels import Kernel
-from fastsvm.nystrom import _kernels, solver
+from fastsvm.nystrom import _kernels, embedding, solver
 from fastsvm.nystrom.embedding import (NystromMap, cholesky_factor, inverse_factor,
                                        nystrom_factors, sample_landmarks, times_inverse_factor)
 from fastsvm.nystrom.solver import (dcd_check_interval, embedded_sq_norms, primal_objective,
@@ -180,6 +180,51 @@ def test_embedding_by_triangular_product_equals_the_general_product(dtype):
     before = K.copy()
     assert_allclose(precomputed.transform(K, dtype=dtype), reference, atol=atol)
     assert_array_equal(K, before)
+
+
+def test_copy_flushed_zeroes_only_subnormal_values():
+    """The embedding's float32 copy of a kernel block: values below float32's smallest
+    normal number (2^-126) become 0, all others are cast as NumPy casts them, NaN and
+    inf (reported by the caller) included."""
+    tiny32 = float(np.finfo(np.float32).tiny)
+    values = np.array([0.0, tiny32, -tiny32, np.nextafter(tiny32, 0), -1e-40, 1e-45, 1e-300,
+                       1e-30, -0.5, 3.0, 1e300, -np.inf, np.nan, 5e-324])
+    block = np.random.default_rng(0).permutation(np.tile(values, 3)).reshape(6, 7)
+    out = np.empty(block.shape, dtype=np.float32)
+    _kernels.copy_flushed(block, out, np.finfo(np.float32).tiny)
+    with np.errstate(over="ignore"):
+        expected = np.where(np.abs(block) < tiny32, 0.0, block).astype(np.float32)
+    assert_array_equal(out, expected)
+    assert not np.any((out != 0) & (np.abs(out) < tiny32))
+    out64 = np.empty(block.shape)
+    _kernels.copy_flushed(block, out64, np.finfo(np.float64).tiny)
+    assert_array_equal(out64, np.where(np.abs(block) < np.finfo(np.float64).tiny, 0.0, block))
+
+
+def test_float32_embedding_multiplies_no_subnormal_values(monkeypatch):
+    """Rows far from every landmark have Gaussian kernel values below 2^-126 (down to
+    exp(-400) here), subnormal in float32, which BLAS multiplies several times slower:
+    the kernel block and the map reach the product flushed of them, and the float32
+    embedding stays within float32's rounding of the float64 one."""
+    rng = np.random.default_rng(0)
+    near = rng.normal(size=(40, 3))
+    X = np.vstack([near, near[:10] + [10.0, 0, 0], near[:10] + [20.0, 0, 0]])
+    nmap = _map(near[:25], gamma=1.0)
+    full = nmap.transform(X, dtype=np.float64)
+    tiny32 = np.finfo(np.float32).tiny
+    assert np.any((full != 0) & (np.abs(full) < tiny32))
+    operands = []
+    product = embedding.times_upper
+
+    def spy(block, P, *args):
+        operands.extend([block.copy(), P])
+        return product(block, P, *args)
+
+    monkeypatch.setattr(embedding, "times_upper", spy)
+    f32 = nmap.transform(X, dtype=np.float32)
+    assert len(operands) == 2 and all(a.dtype == np.float32 for a in operands)
+    assert not any(np.any((a != 0) & (np.abs(a) < tiny32)) for a in operands)
+    assert_allclose(f32, full, atol=1e-5 * np.abs(full).max())
 
 
 def test_embedding_chunks_dense_sparse_and_float32(monkeypatch):

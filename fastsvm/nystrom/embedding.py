@@ -71,6 +71,7 @@ import scipy.sparse.linalg
 from .. import _options
 from .._blas import gemm_nt
 from ..kernels import Kernel, _num_rows, _take, dense_blocks_pay
+from . import _kernels
 
 
 #: Up to this many landmarks lambda_max(K_mm) comes from a full eigenvalue computation,
@@ -174,23 +175,29 @@ def times_inverse_factor(block, L):
     return scipy.linalg.blas.dtrsm(1.0, L, out.T, side=0, lower=1, overwrite_b=1).T
 
 
-def times_upper(block, P, dtype=np.float64, out=None):
-    """block @ P for a square upper-triangular P (the map L^(-T)), of type ``dtype``: by
-    BLAS's triangular product (trmm) in place on a copy of the block, half the flops of a
-    general product and 2-3x faster in float32 on two threads (8,000 x 1,000 rows by 1,000:
-    0.04 s against 0.11 s; 1,600 x 5,000 by 5,000: 0.19 s against 0.41 s).  A C-ordered
-    array is its transpose in Fortran order, so it computes (P^T block^T)^T with the
-    lower-triangular P^T and block^T in place, without reordering either.
-
-    ``out``: an optional C-contiguous array of the block's shape and type ``dtype`` for
-    the copy (and the result), a buffer reused over row blocks."""
-    trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
+def flushed(a, dtype, out=None):
+    """The 2-D array ``a`` in type ``dtype`` (C order), its values below the smallest normal
+    number of ``dtype`` set to 0 (:func:`~fastsvm.nystrom._kernels.copy_flushed`: subnormal
+    operands slow BLAS's products several times over); into ``out`` when given (a
+    C-contiguous array of a's shape and type ``dtype``).  An overflow gives inf, which the
+    caller reports."""
     if out is None:
-        out = np.empty(block.shape, dtype=dtype)
-    with np.errstate(over="ignore"):    # an overflow to inf is reported by the caller
-        np.copyto(out, block, casting="unsafe")
-    trmm(1.0, np.ascontiguousarray(P, dtype=dtype).T, out.T, side=0, lower=1, overwrite_b=1)
+        out = np.empty(a.shape, dtype=dtype)
+    _kernels.copy_flushed(a, out, np.finfo(dtype).tiny)
     return out
+
+
+def times_upper(block, P):
+    """block @ P for a square upper-triangular P (the map L^(-T)), in place in ``block`` (a
+    C-contiguous array of P's type, which it returns): by BLAS's triangular product
+    (trmm), half the flops of a general product and 2-3x faster in float32 on two threads
+    (8,000 x 1,000 rows by 1,000: 0.04 s against 0.11 s; 1,600 x 5,000 by 5,000: 0.19 s
+    against 0.41 s).  A C-ordered array is its transpose in Fortran order, so it computes
+    (P^T block^T)^T with the lower-triangular P^T and block^T in place, without reordering
+    either."""
+    trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=P.dtype)
+    trmm(1.0, P.T, block.T, side=0, lower=1, overwrite_b=1)
+    return block
 
 
 @dataclass
@@ -259,9 +266,12 @@ class NystromMap:
         training rows are landmarks (``n_components='auto'`` on at most
         ``AUTO_EXACT_ROWS`` rows) the embedding needs no n x r x r product at all.
         """
-        # the product in the output's type: float32 is about 1.6x faster, and
-        # the kernel block and projection are rounded once either way
-        projection = self.projection.astype(dtype, copy=False)
+        # the product in the output's type: float32 is about 1.6x faster, and the
+        # kernel block and projection are rounded once either way; both are flushed of
+        # subnormal values (:func:`flushed`).  The product's own subnormal results (1.7 %
+        # of skin_nonskin's values at gamma = 2^-7) are kept: flushing them took 6 %
+        # more time, and dual coordinate descent's loop was as fast with them
+        projection = flushed(self.projection, dtype)
         position = None                   # row of X -> its row in known[1], or -1
         if known is not None:
             position = np.full(_num_rows(X), -1, dtype=np.int64)
@@ -273,8 +283,9 @@ class NystromMap:
             embedded = None
             if block.shape[0]:
                 into = buffer[:block.shape[0]]
-                embedded = (times_upper(block, projection, dtype, into) if self._triangular
-                            else gemm_nt(block.astype(dtype, copy=False), projection.T, into))
+                embedded = (times_upper(flushed(block, dtype, into), projection)
+                            if self._triangular
+                            else gemm_nt(flushed(block, dtype), projection.T, into))
             if known is not None and (position[rows] >= 0).any():
                 given = position[rows]
                 merged = np.empty(shape, dtype=dtype) if merged is None else merged
