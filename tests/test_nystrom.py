@@ -2,6 +2,7 @@
 oracles, the optimum against LIBLINEAR, accuracy floors, determinism and bad input."""
 
 
+import time
 import tracemalloc
 import warnings
 
@@ -380,9 +381,14 @@ def test_dcd_shrinking_sets_aside_only_variables_at_a_bound():
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_dcd_reaches_the_liblinear_optimum_with_a_certificate(weighted, fit_intercept):
+@pytest.mark.parametrize("threaded", [False, True])
+def test_dcd_reaches_the_liblinear_optimum_with_a_certificate(weighted, fit_intercept, threaded,
+                                                             monkeypatch):
     """solver='dcd' stops within tol of LIBLINEAR's optimum of the same embedded problem,
-    and its duality gap bounds the distance to it."""
+    and its duality gap bounds the distance to it; with the checks in a second thread (a
+    large problem's) too."""
+    if threaded:
+        monkeypatch.setattr(solver, "DCD_THREAD_CHECK_VALUES", 0)
     X, y = make_classification(400, 5, n_informative=4, n_redundant=0, random_state=2)
     X = X.astype(np.float32)                 # fit_transform then returns the training embedding
     weight = np.random.default_rng(0).uniform(0.2, 3.0, size=400) if weighted else None
@@ -409,6 +415,39 @@ def test_dcd_reaches_the_liblinear_optimum_with_a_certificate(weighted, fit_inte
     # LIBLINEAR's objective, like every primal value, lies above the dual bound ours (1 - gap)
     assert ours * (1 - gap) <= liblinear * (1 + 1e-9)
     assert ours <= liblinear * (1 + tol)
+
+
+def test_dcd_checks_in_a_thread_give_a_run_that_does_not_depend_on_their_timing(monkeypatch):
+    """A check in a second thread is taken after n more row visits or when the next one is
+    due, never when the thread happens to finish: checks slowed down give the same run,
+    to the bit, and it ends certified as the checks in line do."""
+    X, y = _moons(400)
+
+    def fit():
+        return NystromSVC(C=10, gamma=2.0, n_components=30, tol=1e-3, max_stages=500,
+                          random_state=0).fit(X, y)
+
+    in_line = fit()
+    monkeypatch.setattr(solver, "DCD_THREAD_CHECK_VALUES", 0)
+    threaded = fit()
+    objective = solver.primal_objective
+
+    def slow(*args):
+        time.sleep(0.005)
+        return objective(*args)
+
+    monkeypatch.setattr(solver, "primal_objective", slow)
+    slowed = fit()
+    assert_array_equal(slowed.coef_, threaded.coef_)
+    assert_array_equal(slowed.intercept_, threaded.intercept_)
+    assert slowed.training_info_["duality_gap"] == threaded.training_info_["duality_gap"]
+    assert slowed.n_iter_ == threaded.n_iter_
+    for clf in (in_line, threaded):
+        assert clf.training_info_["converged"] == [True]
+        assert clf.training_info_["duality_gap"][0][-1] <= 1e-3
+    # both within tol of the optimum, so of each other
+    assert threaded.training_info_["objective"][0][-1] == pytest.approx(
+        in_line.training_info_["objective"][0][-1], rel=2e-3)
 
 
 def test_dcd_stops_on_the_duality_gap():
