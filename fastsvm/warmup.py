@@ -63,7 +63,8 @@ def _inputs():
 
 
 def warm_up(report=None):
-    """Fit and apply every solver on every input type once, filling numba's disk cache.
+    """Fit and apply (decision values, and the embedding where there is one) every solver
+    on every input type once, filling numba's disk cache.
 
     Parameters
     ----------
@@ -83,6 +84,8 @@ def warm_up(report=None):
             warnings.simplefilter("ignore")
             for X, y in _inputs():
                 clf.fit(X, y).decision_function(X)
+                if hasattr(clf, "transform"):     # NystromSVC's embedding in X's type
+                    clf.transform(X)
         if report is not None:
             report(f"{type(clf).__name__}({_short_params(clf)}): "
                    f"{time.perf_counter() - start:.1f} s")

@@ -29,6 +29,8 @@ estimators = [BudgetSVC(budget=100, epochs=2), BudgetSVC(budget=100, epochs=2, m
 for data in (X, X.astype(np.float32), sp.csr_matrix(X), text, text.astype(np.float32)):
     for clf in estimators:
         clf.fit(data, y).predict(data)
+        if hasattr(clf, "transform"):
+            clf.transform(data)
 print(json.dumps({name: [str(sig) for sig in kernel.stats.cache_misses]
                   for name, kernel in compiled_kernels().items() if kernel.stats.cache_misses}))
 """

@@ -250,9 +250,9 @@ def copy_flushed(source, out, tiny):
     their speed (every subnormal operand or result takes a microcode assist):
     skin_nonskin at gamma = 2^-7 had 4.9 million subnormal kernel values per block of
     10,800 rows against 728 landmarks, and the block's product with the map took 0.63 s
-    instead of 0.09 s.  A flushed value changes an embedded coordinate by less than
-    ``tiny`` times the map's largest entry (1e-35 there), far below float32's
-    rounding of coordinates of the size of the kernel values."""
+    instead of 0.09 s.  Flushing changes an embedded coordinate by at most r ``tiny``
+    times the map's largest entry, for kernel values of at most 1 (3e-33 there), far
+    below float32's rounding of coordinates of the size of the kernel values."""
     for i in range(source.shape[0]):
         for j in range(source.shape[1]):
             v = source[i, j]

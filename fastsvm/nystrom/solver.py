@@ -328,7 +328,10 @@ def solve_dcd(Phi, y, weight, bias_feature, lam, max_passes, tol, rng, progress=
     when a run stops does not depend on the threads' timing.  The checks had been
     22 % of skin_nonskin's solve at C = 32, m = 1,000 (190 checks, 12 s of 55 s), and
     a pass beside a check was as fast as alone (0.12 s; the check 0.065 s).  A
-    converged check's w is returned, whatever the passes did after it.
+    converged check's w is returned, whatever the passes did after it; those passes
+    count in ``epochs`` (``n_iter_``): at most two full passes' worth of updates, but
+    many passes where shrinking leaves few rows active (at C = 1 on 250,000-2,000,000
+    generated rows, 77-87 passes became 170-226, in less solve time).
     """
     n, rows = _problem_rows(Phi, rows)
     upper = weight / (lam * n)
