@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification, make_gaussian_quantiles, make_moons
 from sklearn.exceptions import ConvergenceWarning
@@ -156,6 +157,30 @@ def test_cholesky_factor_keeps_every_landmark_when_the_plain_factor_is_well_cond
     kept, L = cholesky_factor(doubled)
     assert len(kept) == 120 and len({5, 120} & set(kept)) == 1
     assert_allclose(L @ L.T, doubled[np.ix_(kept, kept)], atol=1e-12)
+
+
+def test_cholesky_factor_computes_the_largest_eigenvalue_only_where_its_bounds_cannot_decide(
+        monkeypatch):
+    """Once the plain factorisation succeeds, a smallest pivot above rtol times the trace or
+    Gershgorin's bound (both >= lambda_max) keeps every landmark without ARPACK; between
+    the cut-off and the bounds ARPACK's lambda_max decides, and keeps them too."""
+    X, _ = make_classification(200, 6, random_state=7)
+    K_mm = pairwise_kernels(X, metric="rbf", gamma=0.2)
+    calls = []
+    eigsh = scipy.sparse.linalg.eigsh
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh",
+                        lambda *a, **k: calls.append(1) or eigsh(*a, **k))
+    smallest = np.diagonal(np.linalg.cholesky(K_mm)).min() ** 2
+    top = np.linalg.eigvalsh(K_mm)[-1]
+    bound = min(np.trace(K_mm), np.abs(K_mm).sum(axis=1).max())
+    assert top < bound / 1.2
+    for rtol, arpack in [(smallest / bound / 2, 0), (smallest / np.sqrt(top * bound), 1)]:
+        kept, L = cholesky_factor(K_mm, rtol=rtol)
+        assert len(calls) == arpack
+        assert_array_equal(kept, np.arange(200))
+        assert_allclose(L, np.linalg.cholesky(K_mm), atol=1e-12)
+    kept, _ = cholesky_factor(K_mm, rtol=2 * smallest / top)        # above the cut-off
+    assert len(calls) == 2 and len(kept) < 200
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
