@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
+from fastsvm import _options
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
 from fastsvm.bsgd.solver import BSGDState, run_pass
@@ -113,6 +114,37 @@ def test_whole_run_with_lookup_h_matches_oracle():
     for x in X[:10]:
         ours = sum(a * np.exp(-gamma * np.sum((s - x) ** 2)) for s, a in zip(sv, alpha))
         assert_allclose(ours, ref.decision(x), rtol=1e-9)
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "remove"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_blocked_dot_products_follow_the_support_vectors_through_a_block(
+        maintenance, kernel, monkeypatch):
+    """Dense rows of at least DOT_BLOCK_MIN_FEATURES features take their dot products from
+    one BLAS product per block of steps; the vectors that steps add and merges create inside
+    a block are followed.  A whole run (two epochs of 70 rows, several blocks, a budget of
+    5: a maintenance event at most steps) equals the run over CSR rows, whose steps each
+    pass over the support vectors, to rounding; and the oracle's."""
+    assert _kernels.DOT_BLOCK_MIN_FEATURES <= 20 and _kernels.DOT_BLOCK < 140
+    monkeypatch.setattr(_options, "PACKED_DENSE_FROM", np.inf)
+    X, y, order = _problem(seed=4, n=70, d=20)
+    lam, gamma = 1 / 140, 0.05
+    kernel = Kernel(kernel, gamma if kernel == "rbf" else None)
+    runs = [_run_compiled(layout, y, order, lam, gamma, 5, maintenance, "lookup-h",
+                          kernel=kernel) for layout in (X, sp.csr_matrix(X))]
+    blocked, per_step = runs
+    assert blocked.stats[_kernels.ST_MAINTENANCE] > 20, blocked.stats
+    assert blocked.stats[_kernels.ST_MERGES] == per_step.stats[_kernels.ST_MERGES]
+    assert_array_equal(blocked.sv_idx[:blocked.n_sv], per_step.sv_idx[:per_step.n_sv])
+    assert_allclose(blocked.support_vectors(), per_step.support_vectors(), rtol=1e-9,
+                    atol=1e-12)
+    assert_allclose(blocked.alpha(lam), per_step.alpha(lam), rtol=1e-9, atol=1e-12)
+    if kernel.name == "rbf":
+        ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance)
+        for i in order:
+            ref.step(X[i], y[i], row=i)
+        assert_allclose(blocked.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
+        assert_allclose(blocked.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("maintenance", ["merge", "remove"])

@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
+from fastsvm import _options
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
 from fastsvm.bsgd._shared_kernels import merge_degradation, solve_h_vector
@@ -19,6 +21,7 @@ from . import naive
 from .naive import NaiveBSGD, NaiveSharedBSGD
 
 N_MODELS = 3
+MAINTENANCE = {"merge": _kernels.MERGE, "remove": _kernels.REMOVE}
 
 
 def _problem(seed=0, n=40, d=3):
@@ -212,6 +215,32 @@ def test_weighted_steps_scale_the_new_coefficients():
         ref.step(X[i], labels[i], weight[i])
         assert_allclose(state.alpha(lam), np.array(ref.alpha).reshape(-1, N_MODELS),
                         rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("maintenance", ["merge", "remove"])
+def test_blocked_dot_products_follow_the_shared_support_vectors(maintenance, monkeypatch):
+    """Dense rows of at least DOT_BLOCK_MIN_FEATURES features take their dot products from
+    one BLAS product per block of steps (see test_bsgd_oracle's test of the binary steps):
+    a whole run of the shared budget equals the run over CSR rows, whose steps each pass
+    over the support vectors, to rounding (the golden section search places h to about
+    sqrt(machine epsilon), hence the tolerance)."""
+    assert _kernels.DOT_BLOCK_MIN_FEATURES <= 20 and _kernels.DOT_BLOCK < 140
+    monkeypatch.setattr(_options, "PACKED_DENSE_FROM", np.inf)
+    X, labels, order = _problem(seed=5, n=70, d=20)
+    lam, gamma, budget = 1.0 / 140, 0.05, 6
+    runs = []
+    for rows in (X, sp.csr_matrix(X)):
+        state = _shared_state(budget, d=20)
+        run_pass(state, PackedData.from_matrix(rows), labels, np.ones(len(labels)), order, lam,
+                 Kernel("rbf", gamma), budget, MAINTENANCE[maintenance],
+                 METHODS["lookup-wd"], False, load_tables())
+        runs.append(state)
+    blocked, per_step = runs
+    assert blocked.stats[_kernels.ST_MAINTENANCE] > 20
+    assert blocked.stats[_kernels.ST_MERGES] == per_step.stats[_kernels.ST_MERGES]
+    assert_allclose(blocked.support_vectors(), per_step.support_vectors(), rtol=1e-6,
+                    atol=1e-7)
+    assert_allclose(blocked.alpha(lam), per_step.alpha(lam), rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("horizon", [0, 80])

@@ -71,9 +71,9 @@ from .._options import JIT_OPTIONS
 from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
 from ..kernels import PRECOMPUTED
 from ..merge._kernels import EPS_GSS, EPS_GSS_PRECISE, GSS, GSS_PRECISE, bilinear
-from ._kernels import (REMOVE, ST_ADDED, ST_MAINTENANCE, ST_MERGES, ST_STEPS, TM_MAINTENANCE,
-                       TM_SECTION_A, TM_TOTAL, _delete_slot, place_merged, slot_of_row,
-                       step_mass)
+from ._kernels import (DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, REMOVE, ST_ADDED, ST_MAINTENANCE,
+                       ST_MERGES, ST_STEPS, TM_MAINTENANCE, TM_SECTION_A, TM_TOTAL, _delete_slot,
+                       block_dots, follow_maintenance, place_merged, slot_of_row, step_mass)
 
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 _LOG_TWO_MODES = -2.0
@@ -160,7 +160,8 @@ def _argmin_norm(beta, n_sv):
 @njit(**JIT_OPTIONS)
 def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method, table_wd,
               lb_row, dots, bits, stats, timers):
-    """Reduce n_sv = B+1 support vectors to B by one merge (or removal); returns the new n_sv.
+    """Reduce n_sv = B+1 support vectors to B by one merge (or removal); returns what
+    :func:`fastsvm.bsgd._kernels._maintain` returns: (n_sv, a, b, h).
 
     ``kvals`` and ``dots`` hold the kernel row of the new vector and its RBF exponents
     (log kernel values), as the margin computation left them.
@@ -172,7 +173,7 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
     if maintenance == REMOVE or aa == 0.0:
         n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
-        return n_sv
+        return n_sv, a, -1, 0.0
     # kernel row of sv_a (kvals) and its exponents (dots): those of the margin computation
     # when a is the new vector, else computed here
     if a != n_sv - 1:
@@ -217,7 +218,7 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
         timers[TM_SECTION_A] += read_cycle_counter() - t_a
         n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
         timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
-        return n_sv
+        return n_sv, a, -1, 0.0
     log_kappa = log_kappa_row[b]
     ab = _dot(beta, a, b)
     bb = _dot(beta, b, b)
@@ -231,7 +232,7 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
     n_sv = _delete_slot(svt, sv_sq, beta, sv_idx, n_sv, a)
     stats[ST_MERGES] += 1
     timers[TM_MAINTENANCE] += read_cycle_counter() - t_start
-    return n_sv
+    return n_sv, a, b, h
 
 
 @njit(**JIT_OPTIONS)
@@ -253,10 +254,17 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
     lb_row = np.empty(cap)
     bits = np.empty(cap, dtype=np.int64)
     f = np.empty(n_models)
+    blocked = not is_sparse and code != PRECOMPUTED and X.shape[1] >= DOT_BLOCK_MIN_FEATURES
+    E, col, r, free = np.empty((0, 0)), np.empty(0, dtype=np.int64), 0, 0
     t = t0
     for k in range(order.shape[0]):
         i = order[k]
         t += 1
+        if blocked:
+            r = k % DOT_BLOCK
+            if r == 0:
+                E, col = block_dots(X, order[k:k + DOT_BLOCK], svt, n_sv)
+                free = n_sv + min(DOT_BLOCK, order.shape[0] - k)
         for c in range(n_models):
             f[c] = bias[c] if bias_scale > 0.0 else 0.0
         if n_sv > 0:
@@ -264,7 +272,11 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                 for j in range(n_sv):
                     kvals[j] = X[i, sv_idx[j]]
             else:
-                sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
+                if blocked:
+                    for j in range(n_sv):
+                        dots[j] = E[r, col[j]]
+                else:
+                    sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
                 kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
                                  kvals, bits)
             for j in range(n_sv):
@@ -293,11 +305,16 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             sv_sq[n_sv] = sq_norms[i]
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0
+            if blocked:
+                col[n_sv] = E.shape[1] - 2 * E.shape[0] + r      # block row r's column
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
-                n_sv = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance,
-                                 method, table_wd, lb_row, dots, bits, stats, timers)
+                n_sv, a, b, h = _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma,
+                                          maintenance, method, table_wd, lb_row, dots, bits,
+                                          stats, timers)
+                if blocked:
+                    free = follow_maintenance(E, col, r, n_sv, a, b, h, free)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv
