@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from fastsvm import _options
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
-from fastsvm.bsgd.solver import BSGDState, run_pass
+from fastsvm.bsgd.solver import DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, BSGDState, run_pass
 from fastsvm.kernels import Kernel
 from fastsvm.merge import METHODS
 from fastsvm.merge.table import load_tables
@@ -125,7 +125,7 @@ def test_blocked_dot_products_follow_the_support_vectors_through_a_block(
     a block are followed.  A whole run (two epochs of 70 rows, several blocks, a budget of
     5: a maintenance event at most steps) equals the run over CSR rows, whose steps each
     pass over the support vectors, to rounding; and the oracle's."""
-    assert _kernels.DOT_BLOCK_MIN_FEATURES <= 20 and _kernels.DOT_BLOCK < 140
+    assert DOT_BLOCK_MIN_FEATURES <= 20 and DOT_BLOCK < 140
     monkeypatch.setattr(_options, "PACKED_DENSE_FROM", np.inf)
     X, y, order = _problem(seed=4, n=70, d=20)
     lam, gamma = 1 / 140, 0.05

@@ -11,7 +11,7 @@ from fastsvm import _options
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
 from fastsvm.bsgd._shared_kernels import merge_degradation, solve_h_vector
-from fastsvm.bsgd.solver import BSGDState, run_pass
+from fastsvm.bsgd.solver import DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, BSGDState, run_pass
 from fastsvm.kernels import Kernel
 from fastsvm.merge import METHODS
 from fastsvm.merge._kernels import EPS_GSS_PRECISE, solve_h, wd_at
@@ -224,7 +224,7 @@ def test_blocked_dot_products_follow_the_shared_support_vectors(maintenance, mon
     a whole run of the shared budget equals the run over CSR rows, whose steps each pass
     over the support vectors, to rounding (the golden section search places h to about
     sqrt(machine epsilon), hence the tolerance)."""
-    assert _kernels.DOT_BLOCK_MIN_FEATURES <= 20 and _kernels.DOT_BLOCK < 140
+    assert DOT_BLOCK_MIN_FEATURES <= 20 and DOT_BLOCK < 140
     monkeypatch.setattr(_options, "PACKED_DENSE_FROM", np.inf)
     X, labels, order = _problem(seed=5, n=70, d=20)
     lam, gamma, budget = 1.0 / 140, 0.05, 6

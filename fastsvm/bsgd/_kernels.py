@@ -73,14 +73,14 @@ so the B dot products of one step are contiguous axpy loops over j, for a
 dense row (n_features axpys) or a sparse CSR row (nnz axpys).  Squared norms
 are cached, ||x - sv||^2 = ||x||^2 + ||sv||^2 - 2 x.sv.
 
-On dense rows of at least ``DOT_BLOCK_MIN_FEATURES`` features a pass over
-every support vector per step is bound by memory (2,000 vectors of 300
-features: 4.8 MB read per step).  There the dot products of ``DOT_BLOCK``
-consecutive steps' rows with the support vectors, and with each other, are
-one BLAS product at the block's start (:func:`block_dots`), and the block's
-steps follow the changes to the support vectors: a row a step adds has its
-column of the product, a merged vector z = h sv_a + (1 - h) sv_b gets the
-column h <x, sv_a> + (1 - h) <x, sv_b> for the block's later rows
+On dense rows of many features a pass over every support vector per step
+is bound by memory (2,000 vectors of 300 features: 4.8 MB read per step).
+There the driver gives a call a block of steps with the dot products of
+their rows with the support vectors, and with each other, from one BLAS
+product (:func:`fastsvm.bsgd.solver.block_dots`), and the block's steps
+follow the changes to the support vectors: a row a step adds has its column
+of the product, a merged vector z = h sv_a + (1 - h) sv_b gets the column
+h <x, sv_a> + (1 - h) <x, sv_b> for the block's later rows
 (:func:`follow_maintenance`).  So every step sees the dot products with the
 vectors as they are at that step, as before up to rounding.
 
@@ -140,14 +140,6 @@ from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_w
 
 MERGE = 0
 REMOVE = 1
-
-#: Steps on dense rows of at least DOT_BLOCK_MIN_FEATURES features whose dot products with
-#: the support vectors one BLAS product computes at once (:func:`block_dots`).  Measured
-#: against a pass over the support vectors per step (time of the SGD steps, 8,000 rows of
-#: ``make_classification``, budgets 100 and 500): 5 features 1.1-1.3x slower, 10 the same,
-#: 20 0.8x, 40 0.7x, 100 0.5-0.6x; 6,000 x 300 at a budget of 2,000 4.7 s against 0.8 s.
-DOT_BLOCK = 64
-DOT_BLOCK_MIN_FEATURES = 16
 
 # stats indices
 ST_STEPS = 0          # SGD steps taken
@@ -373,35 +365,9 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, code, gamma, maintenance, m
 
 
 @njit(**JIT_OPTIONS)
-def block_dots(X, rows, svt, n_sv):
-    """The dot products of a block of dense rows X[rows] with every vector its steps can
-    meet, by two BLAS products instead of one pass over the support vectors per step:
-    (E, col), E of shape (len(rows), n_sv + 2 len(rows)) and col[j] the column of E that
-    holds <x_r, v> for the vector v in slot j.
-
-    Columns 0..n_sv-1: the support vectors in slots 0..n_sv-1 (``svt``); n_sv + r: block
-    row r, which a step can add as a support vector; the last len(rows) columns are free
-    for the vectors that merges create (:func:`merge_columns`)."""
-    nb, d = rows.shape[0], X.shape[1]
-    Xb = np.empty((nb, d))
-    for r in range(nb):
-        for f in range(d):
-            Xb[r, f] = X[rows[r], f]
-    T = np.empty((d, n_sv + nb))
-    T[:, :n_sv] = svt[:, :n_sv]
-    T[:, n_sv:] = Xb.T
-    E = np.empty((nb, n_sv + 2 * nb))
-    E[:, :n_sv + nb] = np.dot(Xb, T)
-    col = np.empty(svt.shape[1], dtype=np.int64)
-    for j in range(n_sv):
-        col[j] = j
-    return E, col
-
-
-@njit(**JIT_OPTIONS)
 def follow_maintenance(E, col, r, n_sv, a, b, h, free):
     """Follow a maintenance event of :func:`_maintain` at block step r in ``col`` (see
-    :func:`block_dots`): slot b now holds z = h sv_a + (1 - h) sv_b (b >= 0), whose dot
+    :func:`sgd_steps`): slot b now holds z = h sv_a + (1 - h) sv_b (b >= 0), whose dot
     products with the block's later rows are h <x, sv_a> + (1 - h) <x, sv_b> (written to
     column ``free``), and slot a the vector of slot n_sv (the new number of vectors).
     Returns the next free column."""
@@ -416,8 +382,8 @@ def follow_maintenance(E, col, r, n_sv, a, b, h, free):
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam, code,
-              gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, bias,
+def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, E, t0, lam,
+              code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, bias,
               bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
               diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
@@ -432,6 +398,11 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     = c^2, 0 for none) is updated in place; returns
     the new number of support vectors.  Indices in ``order`` and in ``indices`` must be valid: nothing
     here is bounds-checked.
+
+    ``E`` is empty, or (dense rows, see "Storage" above) the dot products of the rows of
+    ``order`` with the support vectors and each other,
+    :func:`fastsvm.bsgd.solver.block_dots`: then a step's dot products are looked up
+    there (``col[j]``: the column of the vector in slot j) instead of computed.
     """
     t_start = read_cycle_counter()
     cap = sv_sq.shape[0]
@@ -441,17 +412,13 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
     m_row = np.empty(cap)
     wd_row = np.empty(cap)
     bits = np.empty(cap, dtype=np.int64)
-    blocked = not is_sparse and code != PRECOMPUTED and X.shape[1] >= DOT_BLOCK_MIN_FEATURES
-    E, col, r, free = np.empty((0, 0)), np.empty(0, dtype=np.int64), 0, 0
+    blocked = E.shape[0] > 0
+    col = np.arange(cap)            # slot j's column of E: its vector's at the start
+    free = n_sv + order.shape[0]    # E's next column for a merged vector
     t = t0
     for k in range(order.shape[0]):
         i = order[k]
         t += 1
-        if blocked:
-            r = k % DOT_BLOCK
-            if r == 0:
-                E, col = block_dots(X, order[k:k + DOT_BLOCK], svt, n_sv)
-                free = n_sv + min(DOT_BLOCK, order.shape[0] - k)
         acc = bias[0] if bias_scale > 0.0 else 0.0
         if n_sv > 0:
             if code == PRECOMPUTED:
@@ -460,7 +427,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
             else:
                 if blocked:
                     for j in range(n_sv):
-                        dots[j] = E[r, col[j]]
+                        dots[j] = E[k, col[j]]
                 else:
                     sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
                 kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
@@ -484,7 +451,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0           # k(x_i, x_i) of the RBF kernel, which merging reads
             if blocked:
-                col[n_sv] = E.shape[1] - 2 * E.shape[0] + r      # block row r's column
+                col[n_sv] = E.shape[1] - 2 * E.shape[0] + k      # row k's column
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
@@ -493,7 +460,7 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t
                                           kappa_row, m_row, wd_row, dots, bits, stats, timers,
                                           diag_sums)
                 if blocked:
-                    free = follow_maintenance(E, col, r, n_sv, a, b, h, free)
+                    free = follow_maintenance(E, col, k, n_sv, a, b, h, free)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv

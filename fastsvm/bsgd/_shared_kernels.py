@@ -71,9 +71,9 @@ from .._options import JIT_OPTIONS
 from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
 from ..kernels import PRECOMPUTED
 from ..merge._kernels import EPS_GSS, EPS_GSS_PRECISE, GSS, GSS_PRECISE, bilinear
-from ._kernels import (DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, REMOVE, ST_ADDED, ST_MAINTENANCE,
-                       ST_MERGES, ST_STEPS, TM_MAINTENANCE, TM_SECTION_A, TM_TOTAL, _delete_slot,
-                       block_dots, follow_maintenance, place_merged, slot_of_row, step_mass)
+from ._kernels import (REMOVE, ST_ADDED, ST_MAINTENANCE, ST_MERGES, ST_STEPS, TM_MAINTENANCE,
+                       TM_SECTION_A, TM_TOTAL, _delete_slot, follow_maintenance, place_merged,
+                       slot_of_row, step_mass)
 
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 _LOG_TWO_MODES = -2.0
@@ -236,9 +236,9 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, t0, lam,
-                     code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv,
-                     bias, bias_scale, maintenance, method, table_wd, stats, timers):
+def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, E, t0,
+                     lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx,
+                     n_sv, bias, bias_scale, maintenance, method, table_wd, stats, timers):
     """One SGD step of all K models per entry of ``order``, from step t0 + 1.
 
     As :func:`fastsvm.bsgd._kernels.sgd_steps`, with ``y`` the class index
@@ -254,17 +254,13 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
     lb_row = np.empty(cap)
     bits = np.empty(cap, dtype=np.int64)
     f = np.empty(n_models)
-    blocked = not is_sparse and code != PRECOMPUTED and X.shape[1] >= DOT_BLOCK_MIN_FEATURES
-    E, col, r, free = np.empty((0, 0)), np.empty(0, dtype=np.int64), 0, 0
+    blocked = E.shape[0] > 0
+    col = np.arange(cap)            # as in sgd_steps
+    free = n_sv + order.shape[0]
     t = t0
     for k in range(order.shape[0]):
         i = order[k]
         t += 1
-        if blocked:
-            r = k % DOT_BLOCK
-            if r == 0:
-                E, col = block_dots(X, order[k:k + DOT_BLOCK], svt, n_sv)
-                free = n_sv + min(DOT_BLOCK, order.shape[0] - k)
         for c in range(n_models):
             f[c] = bias[c] if bias_scale > 0.0 else 0.0
         if n_sv > 0:
@@ -274,7 +270,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             else:
                 if blocked:
                     for j in range(n_sv):
-                        dots[j] = E[r, col[j]]
+                        dots[j] = E[k, col[j]]
                 else:
                     sv_dots(X, data, indices, indptr, is_sparse, i, svt, n_sv, dots)
                 kernel_from_dots(code, dots, sq_norms[i], sv_sq, gamma, degree, coef0, n_sv,
@@ -306,7 +302,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
             sv_idx[n_sv] = i
             kvals[n_sv] = 1.0
             if blocked:
-                col[n_sv] = E.shape[1] - 2 * E.shape[0] + r      # block row r's column
+                col[n_sv] = E.shape[1] - 2 * E.shape[0] + k      # row k's column
             n_sv += 1
             stats[ST_ADDED] += 1
             if n_sv > budget:
@@ -314,7 +310,7 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                                           maintenance, method, table_wd, lb_row, dots, bits,
                                           stats, timers)
                 if blocked:
-                    free = follow_maintenance(E, col, r, n_sv, a, b, h, free)
+                    free = follow_maintenance(E, col, k, n_sv, a, b, h, free)
     stats[ST_STEPS] += order.shape[0]
     timers[TM_TOTAL] += read_cycle_counter() - t_start
     return n_sv
