@@ -31,7 +31,7 @@ STORE_COPIES = 3
 #: Fit time against a pass over the support vectors per step (8,000 rows of
 #: ``make_classification``, budgets 100 and 500, medians of 5 fits): 5 features 1.03-1.18x,
 #: 10 1.05-1.07x, 16 0.71-0.96x, 20 0.73-0.89x, 40 0.76-0.95x, 100 0.49-0.75x, 300
-#: 0.48-0.65x; 6,000 x 300 at a budget of 2,000 (dense_wide) 4.8 s against 1.1 s.
+#: 0.48-0.65x; 6,000 x 300 at a budget of 2,000 (dense_wide) 4.77 s against 0.88 s.
 DOT_BLOCK = 64
 DOT_BLOCK_MIN_FEATURES = 16
 NO_DOTS = np.empty((0, 0))
