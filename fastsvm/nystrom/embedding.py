@@ -117,7 +117,8 @@ def cholesky_factor(K_mm, rtol=None):
     m = K_mm.shape[0]
     factor, info = scipy.linalg.lapack.dpotrf(K_mm, lower=1, clean=1)
     smallest = np.diagonal(factor).min() ** 2 if info == 0 else -np.inf
-    if smallest > rtol * np.trace(K_mm) or smallest > rtol * np.abs(K_mm).sum(axis=1).max():
+    if info == 0 and (smallest > rtol * np.trace(K_mm)
+                      or smallest > rtol * np.abs(K_mm).sum(axis=1).max()):
         return np.arange(m), factor
     if m <= SMALL_EIG:
         top = scipy.linalg.eigvalsh(K_mm, check_finite=False)[-1]
