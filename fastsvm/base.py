@@ -69,7 +69,10 @@ KERNEL_CONSTRAINTS = {
 #: Constraints of the parameters every estimator has.
 COMMON_CONSTRAINTS = {
     "class_weight": [dict, StrOptions({"balanced"}), None],
-    "n_jobs": [Integral, None],
+    # joblib's meaning: n >= 1 threads, or -1 all cores, -2 all but one, ...; 0 means
+    # nothing, and is refused by every estimator, also those that do not use n_jobs
+    "n_jobs": [Interval(Integral, None, -1, closed="right"),
+               Interval(Integral, 1, None, closed="left"), None],
     "verbose": ["verbose"],
 }
 

@@ -531,6 +531,16 @@ def test_extreme_parameters_give_a_finite_model_or_a_clear_error(name, param, va
     assert_finite_or_value_error(make(name, **{param: value}), X, y)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_n_jobs_zero_is_refused_by_every_estimator(name):
+    """joblib gives n_jobs = 0 no meaning; estimators that never pass it to joblib (binary
+    fits, MarginSGDSVC) had accepted it, the others failed inside joblib."""
+    X, y = data()
+    with pytest.raises(ValueError, match="'n_jobs' parameter"):
+        make(name, n_jobs=0).fit(X, y)
+    fit_quietly(make(name, n_jobs=-2), X, y)
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "margin-sgd"])
 def test_lambda_outside_float_range_is_a_clear_error(name):
     X, y = data()
