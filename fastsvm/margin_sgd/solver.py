@@ -245,8 +245,8 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     one-vs-rest problems cost), and only copies of one class are joined.
 
     Copies of a row are one support vector: with ``copies`` (from
-    :func:`first_copies`; None for a kernel matrix, whose rows say nothing
-    of the points' equality) a point equal to a stored support vector adds
+    :func:`first_copies`; None for distinct rows, or a kernel matrix, whose
+    rows say nothing of the points' equality) a point equal to a stored support vector adds
     its y alpha to that vector's coefficient, and copies that become support
     vectors in one block are stored once, with the sum.  f is the same sum
     of kernel values, so every decision is that of storing them apart, while
