@@ -436,6 +436,34 @@ def test_global_row_numbers_round_trip():
     assert_array_equal(local, rows)
 
 
+def test_pieces_of_a_pass_are_those_of_array_split():
+    X, y = _data(n=103, seed=0)
+    part = dask_budget._Partition(BudgetSVC(), X, y, None, np.array([0, 1]))
+    for pieces in (1, 2, 7, 103):
+        whole = np.random.RandomState(5).permutation(103)
+        for k, want in enumerate(np.array_split(whole, pieces)):
+            assert_array_equal(part.piece(5, k, pieces), want)
+    assert_array_equal(part.piece(6, 0, 1), np.random.RandomState(6).permutation(103))
+
+
+def test_a_pass_reads_each_partitions_inputs_once_per_model(monkeypatch):
+    """The targets and step weights, made over all rows, are kept for the latest model:
+    a chain's pieces had made them again each, and alternating models get their own."""
+    X, y = _data(n=60, seed=0, classes=3)
+    part = dask_budget._Partition(BudgetSVC(), X, y, None, np.array([0, 1, 2]))
+    made = []
+    monkeypatch.setattr(dask_budget, "step_weights", lambda w, n, s: made.append(n) or w * n / s)
+    for model in (0, 0, 2, 2, 1, 0):
+        targets, weight = part.pass_inputs(model, False, (120, 60.0))
+        assert_array_equal(targets, np.where(part.problem.y == model, 1.0, -1.0))
+        assert_array_equal(weight, np.full(60, 2.0))
+    assert len(made) == 4
+    labels, _ = part.pass_inputs(0, True, (120, 60.0))
+    assert_array_equal(labels, part.problem.y)
+    part.pass_inputs(0, True, (120, 60.0))
+    assert len(made) == 5
+
+
 def test_budget_diagnostics_compare_the_merge_methods_on_the_workers(client):
     """diagnostics=True had been dropped on the workers, reporting no event compared and a
     perfect agreement."""
@@ -564,6 +592,9 @@ class _Part:
         self.n_samples, self.Phi, self.targets = len(y), Phi, [y]
         self.bias_feature, self.upper, self.weights = 1.0, upper, weights
         self.q_diag = np.einsum("ij,ij->i", Phi, Phi, dtype=np.float64) + 1.0
+
+    def target(self, model):
+        return self.targets[model]
 
 
 @pytest.mark.parametrize("C, pieces", [(1.0, 1), (1.0, 8), (30.0, 1)])

@@ -12,7 +12,7 @@ from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_steps, c
 from ..bsgd.solver import run_pass
 from ..merge import METHODS
 from ..merge.table import load_tables
-from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, latest
 from ._offset import Breakpoints, distributed_offsets
 
 
@@ -21,21 +21,29 @@ PIECE_ROWS = 1000
 
 
 class _Partition(Block):
-    """A :class:`~fastsvm.dask._base.Block` with its class indices and the random order of
-    its rows in the current pass."""
+    """A :class:`~fastsvm.dask._base.Block` with its class indices, and what a pass's
+    pieces read: the random order of its rows, their targets and step weights."""
 
     def __init__(self, local, X, y, weight, classes):
         super().__init__(local, X, y, weight, classes)
-        self._order = (None, None)              # (seed, permutation) of the latest pass
         if self.problem is not None:
             self.labels = self.problem.y.astype(np.int64)
 
-    def order(self, seed):
-        """The random order of the rows for ``seed``, kept while its pieces are visited."""
-        if self._order[0] != seed:
-            self._order = (seed, np.random.RandomState(seed).permutation(self.n_samples)
-                           .astype(np.int64))
-        return self._order[1]
+    def piece(self, seed, piece, pieces):
+        """Piece ``piece`` of ``pieces`` of the random order of the rows for ``seed`` (the
+        pieces of ``np.array_split``), the order kept while its pieces are visited."""
+        order = latest(self, "_order", seed, lambda: np.random.RandomState(seed)
+                       .permutation(self.n_samples).astype(np.int64))
+        size, extra = divmod(len(order), pieces)
+        start = piece * size + min(piece, extra)
+        return order[start:start + size + (piece < extra)]
+
+    def pass_inputs(self, model, shared, totals):
+        """(targets, step weights) of the rows for ``model`` (its +-1 targets, or for a
+        shared budget the class indices), where ``totals`` = (n, S) of all partitions make
+        the step weights s_i n / S; kept for the latest model."""
+        return latest(self, "_inputs", (None if shared else model, totals), lambda: (
+            self.labels if shared else self.targets[model], step_weights(self.weights, *totals)))
 
 
 def _local_rows(sv_idx, first, n):
@@ -69,10 +77,9 @@ def _pass(part, state, model, seed, piece, pieces, first, lam, kernel, params, t
     if part.n_samples == 0:
         return state
     _local_rows(state.sv_idx[:state.n_sv], first, part.n_samples)
-    order = np.array_split(part.order(seed), pieces)[piece]
-    y = part.labels if state.shared else part.targets[model]
+    y, weight = part.pass_inputs(model, state.shared, totals)
     budget, maintenance, method, diagnostics, bias_scale = params
-    run_pass(state, part.packed, y, step_weights(part.weights, *totals), order, lam, kernel,
+    run_pass(state, part.packed, y, weight, part.piece(seed, piece, pieces), lam, kernel,
              budget, maintenance, method, diagnostics, load_tables(), bias_scale=bias_scale)
     _global_rows(state.sv_idx[:state.n_sv], first)
     return state

@@ -63,7 +63,7 @@ from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
                               SolverResult, dcd_check_interval, embedded_sq_norms, hinge_sum)
-from ._base import CLIENT_CONSTRAINT, Block, DaskMixin
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, latest
 from ._data import _is_dask, map_rows
 
 
@@ -92,6 +92,11 @@ class _Embedded:
         self.captured = float(sq_norms.sum())
         self.trace = float(part.problem.diagonal(np.arange(self.n_samples)).sum())
         self.column_sum = self.Phi.sum(axis=0, dtype=np.float64)
+
+    def target(self, model):
+        """The +-1 targets of ``model`` over the rows, kept for the latest model (a pass
+        asks for them at each of its pieces)."""
+        return latest(self, "_target", model, lambda: self.targets[model])
 
 
 def _sums(embedded):
@@ -148,7 +153,7 @@ def _visit(embedded, dual, travelling, model, k, seed, piece, pieces, reset):
     alpha, w = dual.alpha.copy(), travelling.w.copy()
     rows = np.array_split(dual.order, pieces)[piece].copy()
     n_kept, pg_max, pg_min = _kernels.dcd_epoch(
-        embedded.Phi, embedded.targets[model], embedded.bias_feature, embedded.upper,
+        embedded.Phi, embedded.target(model), embedded.bias_feature, embedded.upper,
         embedded.q_diag, rows, len(rows), travelling.pg_max_old, travelling.pg_min_old, alpha, w)
     kept = travelling.kept.copy()
     kept[k] += n_kept
@@ -172,7 +177,7 @@ class _ActiveRows:
 
 def _active_rows(embedded, dual, model):
     rows = np.concatenate(dual.kept)
-    return _ActiveRows(embedded.Phi[rows], embedded.targets[model][rows], embedded.upper[rows],
+    return _ActiveRows(embedded.Phi[rows], embedded.target(model)[rows], embedded.upper[rows],
                        embedded.q_diag[rows], dual.alpha[rows], rows)
 
 
@@ -247,7 +252,7 @@ def _shrunk_summary(shrunk, held, k):
 
 def _gap_terms(embedded, dual, model, w):
     """(sum_i s_i max(0, 1 - y_i <w, x_i>), sum_i alpha_i) over the partition's rows."""
-    return (hinge_sum(embedded.Phi, embedded.targets[model], embedded.weights, w,
+    return (hinge_sum(embedded.Phi, embedded.target(model), embedded.weights, w,
                       embedded.bias_feature),
             0.0 if dual is None else float(dual.alpha.sum()))
 
