@@ -8,7 +8,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from fastsvm import _options
 from fastsvm._packed import PackedData
 from fastsvm.bsgd import _kernels
-from fastsvm.bsgd.solver import DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, BSGDState, run_pass
+from fastsvm.bsgd.solver import (DOT_BLOCK, DOT_BLOCK_MIN_FEATURES, BSGDState, block_dots,
+                                  run_pass)
 from fastsvm.kernels import Kernel
 from fastsvm.merge import METHODS
 from fastsvm.merge.table import load_tables
@@ -145,6 +146,21 @@ def test_blocked_dot_products_follow_the_support_vectors_through_a_block(
             ref.step(X[i], y[i], row=i)
         assert_allclose(blocked.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
         assert_allclose(blocked.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
+
+
+def test_block_dots_fill_the_reused_buffer_at_every_store_size():
+    """E of every block is the two plain products, written at the start of the one buffer
+    run_pass sizes for the store's capacity, up to a full store."""
+    rng = np.random.default_rng(0)
+    X, svt = rng.normal(size=(300, 20)), rng.normal(size=(20, 9))
+    buffer = np.full(DOT_BLOCK * (svt.shape[1] + 2 * DOT_BLOCK), np.nan)
+    for n_sv, b in [(0, DOT_BLOCK), (4, 7), (9, DOT_BLOCK), (9, 1)]:
+        rows = rng.integers(0, len(X), size=b)
+        E = block_dots(X, rows, svt, n_sv, buffer)
+        assert E.shape == (b, n_sv + 2 * b) and E.flags.c_contiguous
+        assert np.shares_memory(E, buffer)
+        assert_allclose(E[:, :n_sv], X[rows] @ svt[:, :n_sv], rtol=1e-12, atol=1e-12)
+        assert_allclose(E[:, n_sv:n_sv + b], X[rows] @ X[rows].T, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("maintenance", ["merge", "remove"])
