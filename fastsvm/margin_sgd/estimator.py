@@ -644,9 +644,10 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
 
         The split is of distinct rows (``copies`` from
         :func:`~fastsvm.margin_sgd.solver.first_copies`; None for distinct
-        rows or a kernel matrix): copies of a row fall on one side, since a held-out copy of a
-        row the pass visited validates nothing (10 rows repeated 400 times had
-        a validation accuracy of 1.0 and chose the narrowest kernels).
+        rows or a kernel matrix): copies of a row fall on one side, since a
+        held-out copy of a row the pass visited validates nothing (10 rows
+        repeated 400 times had a validation accuracy of 1.0 and chose the
+        narrowest kernels).
         """
         if sampling == "replacement":
             return pool, None
