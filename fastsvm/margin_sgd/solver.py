@@ -250,12 +250,11 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     support vector adds its y alpha to that vector's coefficient, and copies
     that become support vectors in one block are stored once, with the sum.
     f is the same sum of kernel values, so every decision is that of storing
-    them apart, while
-    the model and the work per later visit stay those of the distinct rows
-    (on a9a, 30,000 rows, 7,421 support vectors are 6,193 distinct rows).  A
-    joined coefficient can exceed C: it is the sum of the copies' capped
-    ones.  Vectors whose coefficients cancel (copies with opposite labels)
-    are dropped at the end.
+    them apart, while the model and the work per later visit stay those of
+    the distinct rows (on a9a, 30,000 rows, 7,421 support vectors are 6,193
+    distinct rows).  A joined coefficient can exceed C: it is the sum of the
+    copies' capped ones.  Vectors whose coefficients cancel (copies with
+    opposite labels) are dropped at the end.
     """
     visits = first_draws(order)
     dense = _dense_rows(X) and not kernel.on_gram
