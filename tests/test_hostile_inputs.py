@@ -533,8 +533,8 @@ def test_extreme_parameters_give_a_finite_model_or_a_clear_error(name, param, va
 
 @pytest.mark.parametrize("name", NAMES)
 def test_n_jobs_zero_is_refused_by_every_estimator(name):
-    """joblib gives n_jobs = 0 no meaning; estimators that never pass it to joblib (binary
-    fits, MarginSGDSVC) had accepted it, the others failed inside joblib."""
+    """joblib gives n_jobs = 0 no meaning: MarginSGDSVC, which never passes it to joblib,
+    had accepted it, the others failed inside joblib with joblib's message."""
     X, y = data()
     with pytest.raises(ValueError, match="'n_jobs' parameter"):
         make(name, n_jobs=0).fit(X, y)
