@@ -54,7 +54,8 @@ from tqdm.auto import tqdm
 
 from . import _options
 from ._validation import canonical_csr, check_sparse_structure, native_byteorder
-from .kernels import KERNELS, Kernel, _num_rows, _take, renumber_columns, row_sq_norms
+from .kernels import (KERNELS, RAISED_BY_CALLABLE, Kernel, _num_rows, _take, renumber_columns,
+                      row_sq_norms)
 from .multiclass import (binary_targets, labels_from_decision, n_binary_models,
                          ovo_scores, resolve_multi_class)
 
@@ -465,7 +466,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         except BaseException as exc:
             vars(self).clear()
             vars(self).update(saved)
-            if isinstance(exc, ArithmeticError):
+            if isinstance(exc, ArithmeticError) and not getattr(exc, RAISED_BY_CALLABLE, False):
                 raise ValueError(self._overflow_message(f"{type(exc).__name__}: {exc}")) from exc
             raise
 

@@ -99,6 +99,12 @@ def uses_gamma(kernel):
     return not callable(kernel) and "gamma" in _USES.get(kernel, ())
 
 
+#: The attribute set (True) on an ArithmeticError that a kernel callable raised: the user's
+#: code failed, and ``fit`` passes the error on as it is (as SVC does) instead of reporting
+#: it as an overflow of the solver's arithmetic.
+RAISED_BY_CALLABLE = "raised_by_kernel_callable"
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A kernel with resolved numeric parameters (see the module docstring).
@@ -174,7 +180,11 @@ class Kernel:
 
     def _call_function(self, A, B):
         shape = (_num_rows(A), _num_rows(B))
-        K = self.function(A, B)     # its own errors reach the caller as they are, as in SVC
+        try:
+            K = self.function(A, B)   # its own errors reach the caller as they are, as in SVC
+        except ArithmeticError as err:   # fit reports other ones as an overflow of its own
+            setattr(err, RAISED_BY_CALLABLE, True)
+            raise
         if sp.issparse(K):          # as SVC takes it
             K = K.toarray()
         try:

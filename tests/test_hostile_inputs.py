@@ -339,6 +339,20 @@ def test_a_kernel_callable_may_return_a_sparse_matrix(name):
     assert_array_equal(clf.decision_function(X), expected)
 
 
+@pytest.mark.parametrize("name", ["budget", "nystrom", "pegasos-rbf", "margin-sgd"])
+def test_an_arithmetic_error_of_a_kernel_callable_reaches_the_user(name):
+    """As SVC passes it on: the user's own ZeroDivisionError, not fit's message that its
+    arithmetic overflowed on extreme features, weights or parameters."""
+    X, y = data()
+
+    def broken(A, B):
+        return (A @ B.T) * (1 / 0)
+
+    params = {"maintenance": "remove"} if name == "budget" else {}
+    with pytest.raises(ZeroDivisionError, match="division by zero"):
+        make(name, kernel=broken, **params).fit(X, y)
+
+
 def test_stale_canonical_flag_is_not_trusted():
     """Indices permuted in place after scipy cached 'canonical': still summed and sorted."""
     X, y = data()

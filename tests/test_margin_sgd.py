@@ -646,7 +646,10 @@ def test_wide_sparse_input_stays_sparse_and_gives_the_dense_model():
                                                                   "gamma_grid"),
     ({"update": "hinge"}, "update"), ({"sampling": "bootstrap"}, "sampling"),
     ({"validation_fraction": 1.0}, "validation_fraction"), ({"tune_size": 1}, "tune_size"),
-    ({"tune_size": "half"}, "tune_size")])
+    ({"tune_size": "half"}, "tune_size"), ({"M_grid": {0.5, 1.0}}, "M_grid must be a list"),
+    ({"gamma_grid": {0.1, 1.0}}, "gamma_grid must be a list"),
+    ({"M_grid": np.array([[0.5, 1.0]])}, r"M_grid must be .* shape \(1, 2\)"),
+    ({"gamma_grid": ["wide", "narrow"]}, "gamma_grid must hold numbers")])
 def test_bad_parameters(params, match):
     X, y = _labels(n=50)
     with pytest.raises(ValueError, match=match):

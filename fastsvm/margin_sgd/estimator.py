@@ -71,8 +71,17 @@ def halving_rounds(n, size, n_candidates):
 
 
 def _grid(name, values, positive):
-    """A validated grid as a list of floats."""
-    values = np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
+    """A validated grid (a number or a 1-D sequence of numbers) as a list of floats."""
+    if isinstance(values, (set, frozenset, dict)):      # "array-like" to the constraints
+        raise ValueError(f"{name} must be a list or a 1-D array of numbers; got a "
+                         f"{type(values).__name__}: {values!r}")
+    try:
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must hold numbers; got {values!r}") from err
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be a list or a 1-D array of numbers; got an array of "
+                         f"shape {values.shape}")
     low_ok = values > 0 if positive else values >= 0
     if values.size == 0 or not np.all(np.isfinite(values) & low_ok):
         raise ValueError(f"{name} must hold finite values {'> 0' if positive else '>= 0'}; "
