@@ -39,6 +39,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from . import _options
 from ._blas import gemm_nt
+from ._exp import rbf_in_place
 
 #: SVC's kernel names; every estimator also accepts a callable (see :class:`Kernel`).
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -201,14 +202,13 @@ class Kernel:
 
     def from_dots(self, dots, sq_a, sq_b):
         """K from the dot products ``dots`` (rows x columns) and the rows' and columns'
-        squared norms (NumPy; ``dots`` may be overwritten)."""
+        squared norms (``dots`` may be overwritten; the Gaussian kernel's in one compiled
+        pass, :func:`~fastsvm._exp.rbf_in_place`)."""
         if self.name == "rbf":          # in place: n x m temporaries cost as much as the product
-            dots *= -2.0
-            dots += sq_a[:, None]
-            dots += sq_b[None, :]
-            np.maximum(dots, 0.0, out=dots)
-            dots *= -self.gamma
-            return np.exp(dots, out=dots)
+            dots = np.ascontiguousarray(dots, dtype=np.float64)
+            rbf_in_place(dots, np.ascontiguousarray(sq_a, dtype=np.float64),
+                         np.ascontiguousarray(sq_b, dtype=np.float64), float(self.gamma))
+            return dots
         if self.name == "linear":
             return dots
         dots *= self.gamma

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fastsvm._exp import exp_nonpositive
+from fastsvm._exp import exp_nonpositive, rbf_in_place
 
 
 def test_exp_nonpositive_matches_numpy():
@@ -21,3 +21,24 @@ def test_exp_nonpositive_underflows_to_zero_and_works_in_place():
     exp_nonpositive(x, len(x), x, np.empty(len(x), dtype=np.int64))
     assert np.array_equal(x[:4], np.zeros(4))
     assert abs(x[4] - np.exp(-1.0)) < 1e-16
+
+
+def test_rbf_in_place_matches_the_numpy_formula():
+    """exp(-gamma max(0, ||a||^2 + ||b||^2 - 2 <a, b>)) entry by entry, in place: distances
+    from 0 (cancellation below 0 is clipped) to far past exp's underflow, and NaN kept."""
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((37, 5)), 3 * rng.standard_normal((41, 5))
+    B[0] = A[0]                                  # a distance of (about) 0
+    sq_a, sq_b = (A * A).sum(axis=1), (B * B).sum(axis=1)
+    for gamma in (1e-3, 0.5, 50.0):
+        dots = A @ B.T
+        dots[1, 1] = np.nan
+        x = -gamma * np.maximum(sq_a[:, None] + sq_b[None, :] - 2 * (A @ B.T), 0)
+        x[1, 1] = np.nan
+        expected = np.exp(x)
+        rbf_in_place(dots, sq_a, sq_b, gamma)
+        both = ~np.isnan(expected)
+        assert np.array_equal(np.isnan(dots), ~both)
+        bound = expected * (np.abs(x) * 4e-17 + 4e-16)          # exp_nonpositive's, above
+        assert np.all(np.abs(dots - expected)[both] <= np.where(x < -708, 1e-307, bound)[both])
+    assert np.count_nonzero(dots == 0.0) > 0 and np.all(dots[both] <= 1.0)
