@@ -464,6 +464,52 @@ def test_a_pass_reads_each_partitions_inputs_once_per_model(monkeypatch):
     assert len(made) == 5
 
 
+def test_worker_runs_cut_visits_by_holder_and_length():
+    visits = [(0, 0), (1, 0), (0, 1), (2, 0), (2, 1), (1, 1), (3, 0), (3, 1), (0, 2)]
+    holders = ["a", "a", "b", None]
+    runs = dask_budget.worker_runs(visits, holders, 2)
+    assert runs == [[(0, 0), (1, 0)], [(0, 1)], [(2, 0), (2, 1)], [(1, 1)], [(3, 0)],
+                    [(3, 1)], [(0, 2)]]
+    assert dask_budget.worker_runs(visits, ["a"] * 4, 4) == [visits[:4], visits[4:8],
+                                                             visits[8:]]
+
+
+def test_budget_pieces_held_by_one_worker_are_one_task(client, monkeypatch):
+    """Consecutive pieces of partitions one worker holds run as one task: fewer tasks than
+    pieces, and the model of one task per piece, bit for bit (shared and separate
+    budgets)."""
+    X, y = _data(n=6000, classes=3)
+    Xd, yd = da.from_array(X, chunks=(1000, -1)), da.from_array(y, chunks=1000)
+    tasks = []
+    counting = _CountingClient(client, dask_budget._passes, tasks)
+    for shared in (True, False):
+        fits = []
+        for longest in (dask_budget.RUN_PIECES, 1):
+            monkeypatch.setattr(dask_budget, "RUN_PIECES", longest)
+            tasks.clear()
+            fits.append(DaskBudgetSVC(client=counting, budget=50, epochs=2, shared_budget=shared,
+                                      random_state=0).fit(Xd, yd))
+            pieces = 2 * 6 * (1 if shared else 3)      # epochs x pieces x chains
+            assert len(tasks) < pieces if longest > 1 else len(tasks) == pieces
+        for name in ("support_vectors_", "dual_coef_", "intercept_"):
+            assert_array_equal(getattr(fits[0], name), getattr(fits[1], name))
+
+
+class _CountingClient:
+    """The client, recording the submissions of ``func``."""
+
+    def __init__(self, client, func, calls):
+        self._client, self._func, self._calls = client, func, calls
+
+    def submit(self, func, *args, **kwargs):
+        if func is self._func:
+            self._calls.append(args)
+        return self._client.submit(func, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
 def test_budget_diagnostics_compare_the_merge_methods_on_the_workers(client):
     """diagnostics=True had been dropped on the workers, reporting no event compared and a
     perfect agreement."""

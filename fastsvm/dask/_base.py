@@ -20,6 +20,14 @@ from ._data import _is_dask, class_counts, label_classes, map_rows, row_blocks
 CLIENT_CONSTRAINT = {"client": [None, HasMethods(["submit", "gather"])]}
 
 
+def partition_holders(client, parts):
+    """The worker holding each partition (a future), as the scheduler knows it now: the
+    first of its holders' addresses in sorted order, None where it has none.  Tasks are
+    grouped by it; Dask still moves a partition that has moved since."""
+    held = client.who_has(parts)
+    return [min(held.get(part.key, ()), default=None) for part in parts]
+
+
 class DaskMixin:
     """Mixed in before a local estimator class ``_local_class`` (whose parameters, plus
     ``client``, the Dask estimator takes)."""
