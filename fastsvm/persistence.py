@@ -1194,8 +1194,11 @@ def load_model(path):
                 converted = classes.astype(classes_dtype)
         except (TypeError, ValueError, OverflowError, RuntimeWarning) as exc:
             fail(f"classes_ cannot be converted to classes_dtype {classes_dtype.str} ({_clip(str(exc))})")
-        if np.unique(converted).shape[0] != classes.shape[0] or not np.array_equal(
-            converted.astype(classes.dtype), classes
+        # the same values, compared as NumPy compares across types: a round trip alone
+        # passed int64 -1 as uint64 2^64 - 1, which wraps back to -1
+        if np.unique(converted).shape[0] != classes.shape[0] or not (
+            np.array_equal(converted.astype(classes.dtype), classes)
+            and np.array_equal(converted, classes)
         ):
             fail(f"classes_ is not representable in classes_dtype {classes_dtype.str}")
         classes = converted

@@ -417,6 +417,8 @@ MALFORMED = {
                                    lambda raw: _meta_with(raw, classes_dtype="<U999999999")),
     "classes-dtype-structured": ("classes_dtype",
                                  lambda raw: _meta_with(raw, classes_dtype="[('a', '<f8')]")),
+    "classes-dtype-wraps-around": ("not representable in classes_dtype <u8", lambda raw: _replace(
+        _meta_with(raw, classes_dtype="<u8"), "classes_", _npy(np.array([-1, 1])))),
     # the .npy entries
     "bad-npy-magic": ("magic string",
                       lambda raw: _replace(raw, "dual_coef_", b"\x93NUMPX" + bytes(120))),
