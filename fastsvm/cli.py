@@ -614,8 +614,7 @@ def _predict(args, out):
         out.raw.flush()
         report = sys.stderr
     else:
-        with open(args.output_file, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write_predictions(args.output_file, text)
         report = out
 
     if not args.quiet and report is not None:     # None: standard error is closed
@@ -626,6 +625,25 @@ def _predict(args, out):
             correct, n = acc
             print(f"Accuracy = {100.0 * correct / n:.4f}% ({correct}/{n})", file=report, flush=True)
     return 0
+
+
+def _write_predictions(path, text):
+    """The predictions into ``path``: a regular (or new) file whole or not at all, through a
+    temporary file renamed over it, so that a failed write (a full disk, a file size
+    limit) leaves what was there; a device or FIFO (/dev/null, a named pipe) directly.
+    Errors name ``path``."""
+    from fastsvm.persistence import write_atomically
+
+    data = text.encode("utf-8")
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise CLIError(f"{path}: cannot write the predictions: {exc.strerror or exc}") \
+                from exc
+    else:
+        write_atomically(path, lambda fh: fh.write(data), "the predictions")
 
 
 # --------------------------------------------------------------------------

@@ -765,26 +765,29 @@ def save_model(estimator, path):
     if entries["meta"].nbytes > _MAX_META_BYTES:
         fail(f"its parameters and training_info_ take {entries['meta'].nbytes} bytes, more "
              f"than the {_MAX_META_BYTES} a model file's 'meta' may hold")
-    _write_atomically(path, entries)
+    write_atomically(path, lambda fh: np.savez_compressed(fh, **entries), "the model")
 
 
-def _write_atomically(path, entries):
-    """``np.savez_compressed`` into a temporary file, renamed over ``path`` when complete.
+def write_atomically(path, write, what):
+    """Call ``write`` on a temporary binary file beside ``path``, renamed over ``path`` when
+    complete: a failure (a full disk, a file size limit) leaves what was there.
 
     A symbolic link is written through (the file it names is replaced, the link
     stays), an existing file keeps its permissions, and a path that names
     something other than a regular file (a FIFO, a device such as /dev/null) is
-    refused rather than replaced by a file.
+    refused rather than replaced by a file.  Errors are OSErrors naming ``path``
+    and ``what`` ('the model') is written.
     """
     path = os.path.realpath(os.fspath(path))
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
-        raise FileNotFoundError(errno.ENOENT, f"cannot save the model: no directory {directory}", path)
+        raise FileNotFoundError(errno.ENOENT, f"cannot save {what}: no directory {directory}",
+                                path)
     if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "cannot save the model: the path is a directory",
+        raise IsADirectoryError(errno.EISDIR, f"cannot save {what}: the path is a directory",
                                 path)
     if os.path.exists(path) and not os.path.isfile(path):
-        raise OSError(errno.EINVAL, "cannot save the model: the path is not a regular file "
+        raise OSError(errno.EINVAL, f"cannot save {what}: the path is not a regular file "
                                     "(a device or FIFO)", path)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -795,11 +798,15 @@ def _write_atomically(path, entries):
     try:
         fd, tmp = tempfile.mkstemp(prefix=".fastsvm-", suffix=".tmp", dir=directory)
     except OSError as exc:  # name the target, not the temporary file that was not made
-        raise type(exc)(exc.errno, f"cannot save the model: {exc.strerror} (writing into "
+        raise type(exc)(exc.errno, f"cannot save {what}: {exc.strerror} (writing into "
                                    f"{directory})", path) from exc
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **entries)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+        except OSError as exc:      # the target, not the temporary file, in the message
+            raise type(exc)(exc.errno, f"cannot save {what}: {exc.strerror or exc}",
+                            path) from exc
         try:
             os.chmod(tmp, mode)     # mkstemp made it 0600
         except OSError:  # pragma: no cover  (a file system without permissions)

@@ -1,6 +1,7 @@
 """Tests for the ``fastsvm`` command line (fastsvm.cli)."""
 
 import os
+import resource
 import subprocess
 import sys
 
@@ -331,6 +332,35 @@ def test_unwritable_output(train_file, trained, tmp_path, capsys):
     _error_line(capsys)
     assert main(["train", "-q", str(train_file), str(tmp_path / "no" / "dir" / "m.npz")]) == 1
     _error_line(capsys)
+
+
+def test_a_failed_write_of_predictions_leaves_the_file_as_it_was(train_file, trained,
+                                                                  tmp_path):
+    """Past a file size limit (a full disk alike): the error names the file, which keeps
+    its old content instead of a cut-off part of the predictions, and no temporary file
+    is left; a device is written directly, its error named too."""
+    output = tmp_path / "predictions.txt"
+    output.write_text("previous\n")
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+
+    proc = subprocess.run([sys.executable, "-m", "fastsvm", "predict", "-q", str(train_file),
+                           str(trained), str(output)], capture_output=True, text=True,
+                          preexec_fn=limit_file_size)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (f"fastsvm: error: {output}: cannot save the predictions: "
+                                   "File too large")
+    assert output.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["predictions.txt", train_file.name, trained.name])
+    if os.path.exists("/dev/full"):
+        proc = subprocess.run([sys.executable, "-m", "fastsvm", "predict", "-q",
+                               str(train_file), str(trained), "/dev/full"],
+                              capture_output=True, text=True)
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == ("fastsvm: error: /dev/full: cannot write the "
+                                       "predictions: No space left on device")
 
 
 def test_single_class_data(tmp_path, capsys):
