@@ -603,8 +603,9 @@ def fetch_dataset(name, data_dir=None, base_url=None, verify=True, verbose=False
     A file counts as present if the data folder holds it under its local
     name or its download name; present files are left alone.  Each missing
     file is downloaded to a temporary file in the data folder, verified, and
-    then renamed to its download name, so a failed or corrupt download leaves
-    nothing behind.
+    then renamed to its download name (or to its local name, when the download
+    is the stored copy, compressed as the local name says: from a mirror of
+    the shared folder), so a failed or corrupt download leaves nothing behind.
 
     Parameters
     ----------
@@ -645,8 +646,8 @@ def fetch_dataset(name, data_dir=None, base_url=None, verify=True, verbose=False
             url = data_file.url
             if base_url is not None:
                 url = base_url.rstrip("/") + "/" + data_file.download_name
-            path = directory / data_file.download_name
-            _download(url, path, data_file, verify, verbose)
+            path = _download(url, directory / data_file.download_name, data_file, verify,
+                             verbose)
         paths.append(path)
     return paths
 
@@ -719,14 +720,16 @@ def _open(path, compression_name):
 
 
 def _verify(path, compression_name, data_file, label):
-    """Raise DataFormatError unless `path` matches the checksums of `data_file`.
+    """Raise DataFormatError unless `path` matches the checksums of `data_file`; return the
+    name whose suffix tells its compression.
 
-    The file passes if its bytes match ``data_file.sha256`` or its content,
-    decompressed according to the suffix of `compression_name`, matches
-    ``data_file.content_sha256``.  `label` names the file in messages.
+    The file passes if its bytes match ``data_file.sha256`` (the stored copy: then its
+    name is ``data_file.name``) or its content, decompressed according to the suffix of
+    `compression_name` (returned), matches ``data_file.content_sha256``.  `label` names
+    the file in messages.
     """
     if _sha256(path) == data_file.sha256:
-        return
+        return data_file.name
     try:
         got = _sha256(path, compression_name)
     except _READ_ERRORS as err:
@@ -736,10 +739,14 @@ def _verify(path, compression_name, data_file, label):
             f"sha256 mismatch for '{label}': expected {data_file.content_sha256} "
             f"(decompressed content), got {got}"
         )
+    return compression_name
 
 
 def _download(url, path, data_file, verify, verbose):
-    """Download `url` to `path` through a temporary file, verifying it if asked."""
+    """Download `url` to `path` through a temporary file, verifying it if asked; returns
+    where it was saved: `path`, or beside it under ``data_file.name`` when the download
+    is the stored copy in another compression than `path`'s name says (a mirror of the
+    shared folder), so that its suffix still tells how to read it."""
     if verbose:
         print(f"downloading {url}", flush=True)
     # A plain open (not tempfile.mkstemp) so the file gets the usual
@@ -756,10 +763,11 @@ def _download(url, path, data_file, verify, verbose):
         except urllib.error.URLError as err:
             raise OSError(f"could not download '{url}': {err.reason}") from err
         if verify:
-            _verify(tmp_path, path.name, data_file, label=url)
+            path = path.with_name(_verify(tmp_path, path.name, data_file, label=url))
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
     if verbose:
         print(f"saved {path} ({path.stat().st_size / 1e6:.1f} MB)", flush=True)
+    return path

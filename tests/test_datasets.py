@@ -11,6 +11,7 @@ import hashlib
 import http.server
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -391,6 +392,24 @@ def test_fetch_content_hash_is_compression_independent(server, tmp_path, monkeyp
     assert paths == [target / served_name]
     X, y = load_svmlight(paths[0])
     np.testing.assert_array_equal(X.toarray(), X_EXPECTED)
+
+
+def test_fetch_saves_the_stored_copy_under_its_local_name(server, tmp_path, monkeypatch):
+    """A mirror of the shared folder serves the stored bz2 copy under the download name of
+    the plain file: saved under that name, its suffix would say 'not compressed' and the
+    file, which passed its checksum, could not be read."""
+    served, base = server
+    stored = tmp_path / "stored.bz2"
+    write(stored, TEXT)
+    (served / "tiny").write_bytes(stored.read_bytes())
+    info = tiny_info("tiny", "https://example.invalid/data/tiny", stored=stored.read_bytes())
+    info = replace(info, train=replace(info.train, name="tiny.bz2"))
+    monkeypatch.setitem(DATASETS, "tiny", info)
+    target = tmp_path / "download"
+    assert fetch_dataset("tiny", data_dir=target, base_url=base) == [target / "tiny.bz2"]
+    assert [p.name for p in target.iterdir()] == ["tiny.bz2"]
+    X_train, y_train, X_test, y_test = load_dataset("tiny", data_dir=target, verify=True)
+    assert X_train.shape[0] + X_test.shape[0] == len(X_EXPECTED)
 
 
 def test_fetch_tampered_file_is_rejected_and_removed(server, tmp_path, monkeypatch):
