@@ -12,7 +12,9 @@ In the spirit of LIBSVM's ``svm-train`` / ``svm-predict``, on LIBSVM
 lists them); every option sets one estimator parameter, mostly of the same name
 (``-s`` random_state, ``--nystrom-solver`` solver, ``--separate-budgets``
 shared_budget=False), and an option the chosen estimator does not have is an
-error.  Options left out keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
+error; one it has but will not read with the other options (a kernel parameter
+the kernel lacks, a merge method with ``--maintenance remove``) is a warning.
+Options left out keep the estimator's defaults.  Class weights: ``--class-weight balanced``,
 or LIBSVM's ``-wLABEL WEIGHT`` (e.g. ``-w1 5 -w-1 0.5``) for a dict.  Run
 ``fastsvm train -h`` / ``fastsvm predict -h`` for the options. The same
 program runs as ``python -m fastsvm``. Models are written in the fastsvm
@@ -354,7 +356,25 @@ def _estimator(args):
     # fit validates them again (InvalidParameterError, a ValueError).
     clf._validate_params()
     clf._check_parameters()
+    _warn_unread_options(clf.get_params(), params)
     return clf
+
+
+def _warn_unread_options(settings, given):
+    """Warn about options in ``given`` that the estimator of parameters ``settings`` takes
+    but will not read (LIBSVM's svm-train ignores them silently, as SVC ignores gamma
+    under the linear kernel): a kernel parameter the kernel has not, a merge method
+    where support vectors are removed, not merged."""
+    from fastsvm.kernels import kernel_parameters
+
+    kernel = settings.get("kernel")
+    for param in ("gamma", "degree", "coef0"):
+        if param in given and kernel is not None and param not in kernel_parameters(kernel):
+            warnings.warn(f"option {_ESTIMATOR_OPTIONS[param]} has no effect: kernel "
+                          f"{kernel!r} has no {param}")
+    if "merge_method" in given and settings.get("maintenance") == "remove":
+        warnings.warn(f"option {_ESTIMATOR_OPTIONS['merge_method']} has no effect: "
+                      "--maintenance remove removes support vectors instead of merging them")
 
 
 def _class_weight(pairs, classes):

@@ -97,7 +97,13 @@ def resolve_gamma(gamma, X):
 
 def uses_gamma(kernel):
     """Whether the kernel named ``kernel`` (or a callable) has a width gamma."""
-    return not callable(kernel) and "gamma" in _USES.get(kernel, ())
+    return "gamma" in kernel_parameters(kernel)
+
+
+def kernel_parameters(kernel):
+    """The parameters among gamma, degree and coef0 that the kernel named ``kernel`` reads
+    (none for 'precomputed' or a callable)."""
+    return () if callable(kernel) else _USES.get(kernel, ())
 
 
 #: The attribute set (True) on an ArithmeticError that a kernel callable raised: the user's

@@ -209,6 +209,28 @@ def test_separate_budgets_without_one_vs_rest_models_is_a_warning(train_file, tm
         assert "fastsvm: warning: --separate-budgets has no effect" in err and told in err
 
 
+@pytest.mark.parametrize("options, unread", [
+    (["-t", "linear", "-g", "2", "-d", "2", "-r", "1"], ["-g/--gamma", "-d/--degree",
+                                                        "-r/--coef0"]),
+    (["-B", "10", "-d", "4", "-r", "1"], ["-d/--degree", "-r/--coef0"]),
+    (["--solver", "pegasos", "-g", "2"], ["-g/--gamma"]),
+    (["-B", "10", "--maintenance", "remove", "-m", "gss"], ["-m/--merge-method"]),
+    (["-B", "10", "-g", "0.5", "-m", "gss"], []),
+    (["-t", "poly", "-g", "0.5", "-d", "2", "-r", "1", "--maintenance", "remove"], []),
+    (["-t", "sigmoid", "--solver", "nystrom", "-g", "0.1", "-r", "-1"], []),
+])
+def test_options_the_model_does_not_read_are_a_warning(options, unread, train_file, tmp_path,
+                                                       capsys):
+    """An option the chosen kernel or maintenance does not read (a model file identical to
+    the one without it) had been accepted without a word."""
+    capsys.readouterr()
+    assert main(["train", "-q", *options, str(train_file), str(tmp_path / "m.npz")]) == 0
+    err = capsys.readouterr().err
+    named = [flags for flags in ("-g/--gamma", "-d/--degree", "-r/--coef0", "-m/--merge-method")
+             if f"fastsvm: warning: option {flags} has no effect" in err]
+    assert named == unread, err
+
+
 def test_labels_beyond_float64_integers_are_an_error(tmp_path, capsys):
     """Labels are read as float64, where 2^53 + 1 reads as 2^53: two such classes merged into
     one without a word (three classes trained as two)."""
