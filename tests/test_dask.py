@@ -20,6 +20,7 @@ from fastsvm.dask import DaskBudgetSVC, DaskHuberSVC, DaskNystromSVC  # noqa: E4
 from fastsvm.dask import budget as dask_budget  # noqa: E402
 from fastsvm.dask import huber as dask_huber  # noqa: E402
 from fastsvm.dask import nystrom as dask_nystrom  # noqa: E402
+from fastsvm.dask._base import partition_holders  # noqa: E402
 from fastsvm.dask._offset import Breakpoints, distributed_offsets  # noqa: E402
 from fastsvm.datasets import load_dataset  # noqa: E402
 from fastsvm.nystrom.solver import solve_dcd  # noqa: E402
@@ -472,6 +473,11 @@ def test_worker_runs_cut_visits_by_holder_and_length():
                     [(3, 1)], [(0, 2)]]
     assert dask_budget.worker_runs(visits, ["a"] * 4, 4) == [visits[:4], visits[4:8],
                                                              visits[8:]]
+    # a client that cannot tell where partitions lie (only submit and gather): a task each
+    holders = partition_holders(_SerialClient(), [object(), object()])
+    assert holders == [None, None]
+    assert dask_budget.worker_runs([(0, 0), (0, 1), (1, 0)], holders, 16) == [
+        [(0, 0)], [(0, 1)], [(1, 0)]]
 
 
 def test_budget_pieces_held_by_one_worker_are_one_task(client, monkeypatch):

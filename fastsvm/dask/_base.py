@@ -22,8 +22,11 @@ CLIENT_CONSTRAINT = {"client": [None, HasMethods(["submit", "gather"])]}
 
 def partition_holders(client, parts):
     """The worker holding each partition (a future), as the scheduler knows it now: the
-    first of its holders' addresses in sorted order, None where it has none.  Tasks are
-    grouped by it; Dask still moves a partition that has moved since."""
+    first of its holders' addresses in sorted order, None where it has none (or where
+    ``client``, anything with ``submit`` and ``gather``, cannot tell).  Tasks are grouped
+    by it; Dask still moves a partition that has moved since."""
+    if not hasattr(client, "who_has"):
+        return [None] * len(parts)
     held = client.who_has(parts)
     return [min(held.get(part.key, ()), default=None) for part in parts]
 
