@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_classification
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -193,6 +193,40 @@ def test_numpy_input_gives_numpy_output(client):
     assert _relative(dist.coef_, local.coef_) <= 1e-6
     assert isinstance(dist.predict(X), np.ndarray)
     assert_array_equal(dist.predict(X), local.predict(X))
+
+
+def test_numpy_weights_and_labels_are_checked_as_locally(client):
+    """A scalar sample_weight had failed with an IndexError, a too long one was cut to the
+    rows (a fit with other weights than given), a too short one named a block's shapes;
+    a column-vector y of either kind is taken with the local warning."""
+    X, y = _data(n=400)
+    dist = DaskHuberSVC(client=client, **STABLE).fit(X, y, sample_weight=2.0)
+    local = HuberSVC(**STABLE).fit(X, y, sample_weight=np.full(400, 2.0))
+    assert _relative(dist.coef_, local.coef_) <= 1e-6
+    for weight in (np.ones(450), np.ones(390), np.ones((400, 1))):
+        with pytest.raises(ValueError, match=r"sample_weight.* \(400,\)|400"):
+            HuberSVC().fit(X, y, sample_weight=weight)
+        with pytest.raises(ValueError, match=r"sample_weight.* \(400,\)|400"):
+            DaskHuberSVC(client=client).fit(X, y, sample_weight=weight)
+    for column in (y[:, None], da.from_array(y[:, None], chunks=(100, 1))):
+        given = X if isinstance(column, np.ndarray) else da.from_array(X, chunks=100)
+        with pytest.warns(DataConversionWarning, match="column-vector y"):
+            clf = DaskHuberSVC(client=client, **STABLE).fit(given, column)
+        assert _relative(clf.coef_, HuberSVC(**STABLE).fit(X, y).coef_) <= 1e-6
+
+
+@pytest.mark.parametrize("cls", [DaskHuberSVC, DaskBudgetSVC, DaskNystromSVC])
+def test_no_rows_get_the_local_error(client, cls):
+    """A filter that leaves no row had raised an IndexError (dask input) or NumPy's 'need at
+    least one array to concatenate'."""
+    X, y = _data(n=100)
+    frame = dd.from_pandas(pd.DataFrame(X[:, :3], columns=["a", "b", "c"]), npartitions=2)
+    labels = dd.from_pandas(pd.Series(y), npartitions=2)
+    for given, target in ((X[:0], y[:0]), (da.from_array(X, chunks=50)[:0],
+                                           da.from_array(y, chunks=50)[:0]),
+                          (frame[frame.a > 1e9], labels[labels > 9])):
+        with pytest.raises(ValueError, match=f"0 sample.*required by {cls.__name__}"):
+            cls(client=client).fit(given, target)
 
 
 def test_to_local_and_model_file_round_trip(client, tmp_path):

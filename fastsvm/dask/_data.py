@@ -5,14 +5,17 @@ objects (of a dask array or DataFrame, or of NumPy / SciPy input cut into
 row blocks), and the only results brought back are per-block label counts.
 """
 
+import warnings
+
 import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_feature_names
+from sklearn.utils.validation import _check_feature_names, _check_sample_weight, column_or_1d
 
 #: Row blocks NumPy / SciPy input is cut into (per worker, at least one).
 BLOCKS_PER_WORKER = 2
@@ -51,11 +54,13 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
         X = X if sp.issparse(X) else np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"Expected 2D array, got {X.ndim}D array instead")
-        y = np.asarray(y)
+        _check_rows(estimator, X)
+        y = column_or_1d(y, warn=True)
         if len(y) != X.shape[0]:
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                              f"[{X.shape[0]}, {len(y)}]")
-        weight = None if sample_weight is None else np.asarray(sample_weight)
+        # a number for every row, a wrong length or shape refused: as the local estimators
+        weight = None if sample_weight is None else _check_sample_weight(sample_weight, X)
         edges = np.linspace(0, X.shape[0], max(1, BLOCKS_PER_WORKER * n_workers) + 1).astype(int)
         blocks = [(dask.delayed(X[a:b]), dask.delayed(y[a:b]),
                    None if weight is None else dask.delayed(weight[a:b]))
@@ -75,6 +80,12 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
         if values is not None and np.isnan(values.shape[0]):
             raise ValueError(f"{name} has unknown chunk sizes (rows selected by a boolean "
                              f"mask, for example): call {name}.compute_chunk_sizes() first")
+    _check_rows(estimator, X)
+    if y is not None and y.ndim == 2 and y.shape[1] == 1:      # as column_or_1d locally
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                      "change the shape of y to (n_samples, ), for example using ravel().",
+                      DataConversionWarning, stacklevel=3)
+        y = y[:, 0]
     if y is None or y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y must be one label per row of X ({X.shape[0]} rows); got shape "
                          f"{None if y is None else y.shape}")
@@ -88,6 +99,13 @@ def row_blocks(estimator, X, y, sample_weight, n_workers):
     ys = y.to_delayed().ravel()
     ws = [None] * len(xs) if weight is None else weight.rechunk((X.chunks[0],)).to_delayed().ravel()
     return list(zip(xs, ys, ws))
+
+
+def _check_rows(estimator, X):
+    """Refuse X of no rows, with the local estimators' message."""
+    if X.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of "
+                         f"1 is required by {type(estimator).__name__}.")
 
 
 def _distinct_labels(y):
