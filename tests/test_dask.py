@@ -229,6 +229,28 @@ def test_no_rows_get_the_local_error(client, cls):
             cls(client=client).fit(given, target)
 
 
+def test_dask_prediction_checks_columns_on_the_client(client, recwarn):
+    """Feature names and counts of dask input: the warnings had stayed in the workers' logs
+    and the errors named the local class (HuberSVC)."""
+    X, y = _data(n=200)
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    frame = dd.from_pandas(pd.DataFrame(X, columns=columns), npartitions=2)
+    named = DaskNystromSVC(client=client, n_components=20, random_state=0).fit(
+        frame, dd.from_pandas(pd.Series(y), npartitions=2))
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but "
+                                         "DaskNystromSVC was fitted with feature names"):
+        named.predict(da.from_array(X, chunks=100))
+    with pytest.raises(ValueError, match="X has 11 features, but DaskNystromSVC is "
+                                         "expecting 12 features"):
+        named.transform(da.from_array(X[:, 1:], chunks=100))
+    plain = DaskHuberSVC(client=client).fit(X, y)
+    with pytest.warns(UserWarning, match="X has feature names, but DaskHuberSVC was fitted "
+                                         "without feature names"):
+        plain.decision_function(frame)
+    with pytest.raises(ValueError, match="X has 11 features, but DaskHuberSVC is expecting"):
+        plain.predict(da.from_array(X[:, 1:], chunks=100))
+
+
 def test_to_local_and_model_file_round_trip(client, tmp_path):
     X, y = _data(n=800)
     dist = DaskHuberSVC(client=client, C=3.0).fit(da.from_array(X, chunks=200),

@@ -4,12 +4,13 @@ dask collections and the way back to the local estimator."""
 from dataclasses import dataclass
 
 import dask
+import dask.dataframe as dd
 import numpy as np
 import scipy.sparse as sp
 from distributed import get_client
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_feature_names, _check_sample_weight, check_is_fitted
 
 from .._packed import PackedData
 from ..base import check_class_totals, check_kernel_range, dict_class_weight
@@ -131,6 +132,7 @@ class DaskMixin:
         if not _is_dask(X):
             return super().decision_function(X)
         check_is_fitted(self, "intercept_")
+        check_columns(self, X)
         local = self.to_local()
         width = None if len(self.classes_) == 2 else len(self.classes_)
         return map_rows(local.decision_function, X, width, np.float64)
@@ -144,6 +146,21 @@ class DaskMixin:
         return self.decision_function(X).map_blocks(
             lambda d: labels_from_decision(d, classes),
             drop_axis=None if len(classes) == 2 else 1, dtype=classes.dtype)
+
+
+def check_columns(estimator, X):
+    """The feature names and count of the dask collection X against the fitted
+    ``estimator``'s, on the client as scikit-learn checks them locally: on the workers the
+    warnings stayed in their logs and the errors named the local class."""
+    if isinstance(X, dd.DataFrame):
+        _check_feature_names(estimator, X._meta, reset=False)
+        n_features = len(X.columns)
+    else:
+        _check_feature_names(estimator, np.empty((0, 0)), reset=False)
+        n_features = X.shape[1] if X.ndim == 2 else None    # else the workers' message
+    if n_features is not None and n_features != estimator.n_features_in_:
+        raise ValueError(f"X has {n_features} features, but {type(estimator).__name__} is "
+                         f"expecting {estimator.n_features_in_} features as input.")
 
 
 class Block:

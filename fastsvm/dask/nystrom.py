@@ -51,6 +51,7 @@ import dask.dataframe as dd
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _options
 from ..base import (TrainingProblem, check_finite_output, objectives_text, progress_bar,
@@ -63,7 +64,7 @@ from ..nystrom.embedding import (NystromMap, _dense_if_small, cholesky_factor,
 from ..nystrom.estimator import NystromSVC, auto_components, choose_landmarks, trace_residual
 from ..nystrom.solver import (DCD_GAP_CHECK_PASSES, DCD_PG_TOL_FACTOR, DCD_PG_TOL_START,
                               SolverResult, dcd_check_interval, embedded_sq_norms, hinge_sum)
-from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, latest
+from ._base import CLIENT_CONSTRAINT, Block, DaskMixin, check_columns, latest
 from ._data import _is_dask, map_rows
 
 
@@ -612,6 +613,8 @@ class DaskNystromSVC(DaskMixin, NystromSVC):
         collection."""
         if not _is_dask(X):
             return super().transform(X)
+        check_is_fitted(self, "intercept_")
+        check_columns(self, X)
         # the local transform keeps float32 input (a DataFrame's: all its columns float32)
         dtypes = list(X.dtypes) if isinstance(X, dd.DataFrame) else [getattr(X, "dtype", None)]
         single = all(dtype == np.float32 for dtype in dtypes)
