@@ -775,8 +775,8 @@ def write_atomically(path, write, what):
     A symbolic link is written through (the file it names is replaced, the link
     stays), an existing file keeps its permissions, and a path that names
     something other than a regular file (a FIFO, a device such as /dev/null) is
-    refused rather than replaced by a file.  Errors are OSErrors naming ``path``
-    and ``what`` ('the model') is written.
+    refused rather than replaced by a file.  Errors are OSErrors whose filename is
+    ``path`` and whose message names ``what`` is saved ('the model').
     """
     path = os.path.realpath(os.fspath(path))
     directory = os.path.dirname(path)
