@@ -30,6 +30,7 @@ the centers transposed once) and the products of expansions K(X, centers) @ coef
 ``fastsvm._options.PREDICT_CHUNK_ROWS``, for dense and CSR sparse X alike.
 """
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -175,8 +176,12 @@ class Kernel:
             if sp.issparse(A) and sp.issparse(B):
                 A, B = _on_used_columns(A.tocsr(), B.tocsr())
             params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
-            return pairwise_kernels(A, B, metric=self.name,
-                                    **{k: params[k] for k in _USES[self.name]})
+            # exp(-gamma d): a product that overflows to -inf gives exp's limit, 0, exactly
+            # (gamma = 1e308 had warned "overflow encountered in multiply")
+            with (np.errstate(over="ignore") if self.name in ("rbf", "laplacian")
+                  else contextlib.nullcontext()):
+                return pairwise_kernels(A, B, metric=self.name,
+                                        **{k: params[k] for k in _USES[self.name]})
         dots = gemm_nt(A, B, out)
         if self.name != "rbf":
             return self.from_dots(dots, None, None)

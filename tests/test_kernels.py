@@ -367,6 +367,24 @@ def test_kernel_matrix_and_expansion_equal_scikit_learns_kernels(kernel, layout,
         assert_allclose(k.expansion(X, centers, c), want @ c, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_a_width_whose_exponents_overflow_gives_exp_limit_without_warning(kernel, layout,
+                                                                          data):
+    """gamma = 1e308: -gamma d overflows to -inf for every distance above 1.8, and exp
+    of it is 0, the exact limit, so there is nothing to warn about (scikit-learn's
+    pairwise kernels, which compute the sparse case, warned "overflow encountered in
+    multiply")."""
+    from fastsvm.kernels import Kernel
+
+    X = data[0][:40]
+    X = sp.csr_matrix(X) if layout == "csr" else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K = Kernel(kernel, 1e308)(X, X)
+    assert_array_equal(K, np.eye(40))
+
+
 @pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
 def test_expansion_of_sparse_rows_transposes_the_dense_centers_once(kernel, monkeypatch):
     """CSR rows too sparse to be made dense, against dense centers (BudgetSVC's support
