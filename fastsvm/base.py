@@ -403,6 +403,16 @@ def check_dense_vectors(n_vectors, n_features, copies=1, what="support vectors")
             "use NystromSVC, whose landmarks stay sparse")
 
 
+def _python_number(value):
+    """The Python bool, int or float of a NumPy scalar's value (a complex one as it is, for
+    the parameter checks to refuse)."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return float(value) if isinstance(value, np.floating) else value
+
+
 class BaseSVC(ClassifierMixin, BaseEstimator):
     """Base of fastsvm's classifiers (see the module docstring).
 
@@ -459,8 +469,21 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         the exception propagates; an arithmetic error (an overflow or a
         division by zero from extreme data or parameters) becomes a ValueError
         that says so.  Fits never modify the previous model's objects in place.
+
+        NumPy scalar parameters (``np.uint8(200)``, ``np.float16(1.0)``, ``np.int32(50)``:
+        what an element of a NumPy grid is) are the Python numbers of their values during
+        the fit, and given back as they were after it.  Used as they are, fixed-width
+        arithmetic had wrapped them (``max_iter=np.uint8(200)`` sized kernel PegasosSVC's
+        support-vector storage for 32 vectors, whose compiled steps then wrote past it; an
+        unsigned ``max_stages`` never ran out), float16 reached the compiled kernels (an
+        error) or lowered the precision of the fit, and another scalar type compiled the
+        kernels anew (seconds) at the first fit.
         """
         saved = dict(vars(self))
+        plain = {name: _python_number(value)
+                 for name, value in self.get_params(deep=False).items()
+                 if isinstance(value, (np.number, np.bool_))}
+        vars(self).update(plain)
         try:
             yield
         except BaseException as exc:
@@ -469,6 +492,7 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             if isinstance(exc, ArithmeticError) and not getattr(exc, RAISED_BY_CALLABLE, False):
                 raise ValueError(self._overflow_message(f"{type(exc).__name__}: {exc}")) from exc
             raise
+        vars(self).update({name: saved[name] for name in plain})
 
     def _overflow_message(self, what):
         params = self.get_params(deep=False)

@@ -545,6 +545,42 @@ def test_extreme_parameters_give_a_finite_model_or_a_clear_error(name, param, va
     assert_finite_or_value_error(make(name, **{param: value}), X, y)
 
 
+def _narrowest(value):
+    """``value`` as the narrowest NumPy scalar that holds it exactly: unsigned 8 or 16 bits
+    for small integers, float16 or float32 where they represent the float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, int):
+        return np.uint8(value) if 0 <= value < 2**8 else (
+            np.uint16(value) if 0 <= value < 2**16 else np.int64(value))
+    for kind in (np.float16, np.float32):
+        if float(kind(value)) == value:
+            return kind(value)
+    return np.float64(value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_scalar_parameters_give_the_model_of_python_numbers(name):
+    """Every number parameter as the narrowest NumPy scalar of its value (what an element
+    of a NumPy grid is) gives the model of the Python numbers, and get_params gives the
+    scalars back.  Used as they were, uint8 arithmetic had wrapped: kernel PegasosSVC's
+    storage for max_iter=np.uint8(200) batches of 100 rows held 32 vectors (200 x 100
+    mod 256), which its compiled steps wrote past (on 150 rows: "double free or
+    corruption"), BudgetSVC's epochs were a ZeroDivisionError, NystromSVC's max_stages
+    ran on past its cap; float16 reached the compiled kernels (an error) or lowered
+    HuberSVC's precision.  Here every estimator's model differed or its fit failed."""
+    X, y = data()
+    extra = {"margin-sgd": {"tune_size": 20}, "nystrom": {"max_stages": 3, "tol": 1e-12}}
+    clf = make(name, **extra.get(name, {}))
+    expected = fit_quietly(clone(clf), X, y).decision_function(X)
+    narrow = {k: _narrowest(v) for k, v in clf.get_params(deep=False).items()}
+    assert any(isinstance(v, (np.uint8, np.float16)) for v in narrow.values())
+    clf.set_params(**narrow)
+    assert_array_equal(fit_quietly(clf, X, y).decision_function(X), expected)
+    given = clf.get_params(deep=False)
+    assert all(given[k] is v for k, v in narrow.items())
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_n_jobs_zero_is_refused_by_every_estimator(name):
     """joblib gives n_jobs = 0 no meaning: MarginSGDSVC, which never passes it to joblib,
