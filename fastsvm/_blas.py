@@ -116,7 +116,7 @@ def one_blas_pool():
     with _lock:
         if _holders == 0:
             _saved_threads = controller.num_threads
-            controller.set_num_threads(1)
+            _set_threads(controller, 1)
         _holders += 1
     try:
         yield
@@ -124,4 +124,23 @@ def one_blas_pool():
         with _lock:
             _holders -= 1
             if _holders == 0:
-                controller.set_num_threads(_saved_threads)
+                _set_threads(controller, _saved_threads)
+
+
+def _set_threads(controller, threads):
+    """``controller.set_num_threads(threads)``, from whichever thread calls it.
+
+    threadpoolctl 3.8 lets one "controlling" thread set an OpenBLAS pool's size,
+    the first to set it, for as long as it lives, and silently ignores the
+    others.  A thread of the user's pool that entered :func:`one_blas_pool` first
+    kept that role, so the count restored by the thread that left last was lost:
+    NumPy's BLAS stayed at one thread for the rest of the process.  So the role is
+    taken for each change and given up after it (the contexts' count, under
+    ``_lock``, already orders the changes).  Earlier versions have no such role.
+    """
+    release = getattr(controller, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+    controller.set_num_threads(threads)
+    if release is not None:
+        release()

@@ -108,6 +108,49 @@ def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(mo
     assert seen == [1] and controller.num_threads == 3
 
 
+def test_the_last_thread_out_restores_numpys_pool_while_the_first_lives_on():
+    """The real controller, from threads: the pool is held at one thread while they overlap;
+    one that entered first and left, but lives on (a thread of the user's pool), neither
+    keeps the count at one nor the right to set it.  With threadpoolctl 3.8 it had kept
+    both: the restore by the thread that left last was ignored, and so was every later
+    setting from the main thread; and where the main thread had set the count before, no
+    other thread's setting took effect."""
+    controller = _blas.numpy_only_blas()
+    if controller is None:
+        pytest.skip("NumPy and SciPy share one BLAS library here: nothing to hold")
+    before = controller.num_threads
+    _blas._set_threads(controller, 3)
+    first_in, second_in, first_out, finish = (threading.Event() for _ in range(4))
+
+    def first():
+        with _blas.one_blas_pool():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+        finish.wait(10)                 # alive, as a pool's thread between tasks
+
+    def second():
+        first_in.wait(5)
+        with _blas.one_blas_pool():
+            second_in.set()
+            first_out.wait(5)
+            seen.append(controller.num_threads)
+
+    seen = []
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    try:
+        for t in threads:
+            t.start()
+        threads[1].join(10)
+        assert seen == [1] and controller.num_threads == 3
+        controller.set_num_threads(2)
+        assert controller.num_threads == 2
+    finally:
+        finish.set()
+        threads[0].join(10)
+        _blas._set_threads(controller, before)
+
+
 def test_one_blas_pool_does_nothing_where_one_library_serves_both(monkeypatch):
     monkeypatch.setattr(_blas, "_numpy_only_blas", False)
     assert _blas.numpy_only_blas() is None
