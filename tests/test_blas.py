@@ -66,7 +66,7 @@ class _Controller:
 
 def test_one_blas_pool_holds_numpys_pool_at_one_thread_and_restores_it(monkeypatch):
     controller = _Controller(4)
-    monkeypatch.setattr(_blas, "_numpy_only_blas", controller)
+    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
     with _blas.one_blas_pool():
         assert controller.num_threads == 1
         with _blas.one_blas_pool():
@@ -83,7 +83,7 @@ def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(mo
     the pool stays at one thread until the second exits, then gets the original count
     back (a context that saved and restored on its own would leave it at one)."""
     controller = _Controller(3)
-    monkeypatch.setattr(_blas, "_numpy_only_blas", controller)
+    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
     seen = []
 
@@ -152,10 +152,22 @@ def test_the_last_thread_out_restores_numpys_pool_while_the_first_lives_on():
 
 
 def test_one_blas_pool_does_nothing_where_one_library_serves_both(monkeypatch):
-    monkeypatch.setattr(_blas, "_numpy_only_blas", False)
+    """...while serial_numpy_blas holds that library at one thread, as one_blas_pool holds
+    NumPy's own: overlapping contexts of both count together."""
+    controller = _Controller(2)
+    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": None})
     assert _blas.numpy_only_blas() is None
     with _blas.one_blas_pool():
-        pass
+        assert controller.num_threads == 2
+        with _blas.serial_numpy_blas():
+            assert controller.num_threads == 1
+        assert controller.num_threads == 2
+    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
+    with _blas.serial_numpy_blas():
+        with _blas.one_blas_pool():
+            assert controller.num_threads == 1
+        assert controller.num_threads == 1
+    assert controller.num_threads == 2
 
 
 def test_nystrom_fit_and_prediction_run_with_numpys_pool_held(monkeypatch):
@@ -183,4 +195,38 @@ def test_nystrom_fit_and_prediction_run_with_numpys_pool_held(monkeypatch):
         assert controller.num_threads == 2
     finally:
         controller.set_num_threads(before)
+    assert len(seen) >= 3 and set(seen) == {1}
+
+
+@pytest.mark.parametrize("solver, spied", [("bsgd", "block_dots"), ("margin_sgd", "_f")])
+def test_budget_and_margin_sgd_products_run_with_numpys_blas_at_one_thread(solver, spied,
+                                                                          monkeypatch):
+    """BudgetSVC's and MarginSGDSVC's products of row blocks against the support vectors
+    (NumPy's matmul) run with NumPy's BLAS at one thread (see serial_numpy_blas), and the
+    library has its threads back after the fit."""
+    import importlib
+
+    from fastsvm import BudgetSVC, MarginSGDSVC
+
+    controller = _blas.numpy_blas()
+    if controller is None:
+        pytest.skip("the BLAS library of NumPy's products is not known here")
+    module = importlib.import_module(f"fastsvm.{solver}.solver")
+    seen = []
+    original = getattr(module, spied)
+
+    def spy(*args, **kwargs):
+        seen.append(controller.num_threads)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, spied, spy)
+    X, y = make_classification(600, n_features=20, random_state=0)   # blocks from 16 features
+    clf = BudgetSVC(random_state=0) if solver == "bsgd" else MarginSGDSVC(random_state=0)
+    before = controller.num_threads
+    _blas._set_threads(controller, 2)
+    try:
+        clf.fit(X, y)
+        assert controller.num_threads == 2
+    finally:
+        _blas._set_threads(controller, before)
     assert len(seen) >= 3 and set(seen) == {1}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
+from .._blas import serial_numpy_blas
 from ..base import check_dense_vectors, regularization, step_weights
 from .._cycles import ticks_per_second
 from . import _kernels as K
@@ -210,6 +211,7 @@ def block_dots(X, rows, svt, n_sv, buffer):
     return E
 
 
+@serial_numpy_blas()
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
              tables, progress=None, bias_scale=0.0):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _options
+from .._blas import serial_numpy_blas
 from ..multiclass import TargetRows, ovo_partners
 from . import _kernels as K
 
@@ -195,6 +196,7 @@ def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel, pairs=None):
     return out
 
 
+@serial_numpy_blas()
 def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel, pairs=None):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
     shape (len(rows), n_models); the support vectors sv_j are the training rows ``support``
@@ -208,6 +210,7 @@ def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel, pairs=None):
            support, dual, kernel, pairs) for part in parts])
 
 
+@serial_numpy_blas()
 def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, copies=None):
     """One pass of margin SGD over the first draws in ``order`` (int64 row indices), for
     the binary problems with targets ``Y`` at once: an (n_models, n_samples) array of
