@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg.blas
 
+from . import _options
+
 
 def gemm_nt(A, B, out=None):
     """A @ B.T for dense 2-D float arrays, by SciPy's BLAS (``?gemm``), C-ordered.
@@ -133,25 +135,34 @@ def one_blas_pool():
 
 
 @contextmanager
-def serial_numpy_blas():
+def serial_numpy_blas(multiply_adds):
     """Hold NumPy's BLAS library at one thread while the block runs, whether or not SciPy
-    shares it: for solvers whose products (a block of 64-256 rows against the support
-    vectors) alternate with single-threaded compiled steps.
+    shares it, when the block's largest product takes ``multiply_adds`` below
+    ``_options.SERIAL_BLAS_BELOW`` (2^27): for solvers whose products (a block of 64-256
+    rows against the support vectors) alternate with single-threaded compiled steps.
 
     A second BLAS thread pays only where a core is free at each of thousands of short
-    products.  Fits at the defaults, medians of 3, two threads (NumPy's default on two
-    cores) against one: on an idle machine no faster on 20-300 dense features
-    (BudgetSVC on a 300-feature set 0.96 against 0.91 s, MarginSGDSVC 0.84
-    against 0.80 s; a 5-class set 0.46 against 0.29 s), faster only on 2,000 features
-    (BudgetSVC 2.9 against 4.1 s, MarginSGDSVC 8.5 against 11.1 s); beside one busy
-    process, 1.1-3.4x slower everywhere (BudgetSVC 2.2 against 0.97 s and 7.2 against
-    3.7 s; MarginSGDSVC 2.0 against 1.0 s, 18.9 against 10.7 s, 3.7 against 1.1 s on
-    20 features); beside two, 8-19x slower (BudgetSVC on a 200-feature set 2.6 against
-    0.32 s; SVC 0.33 s): the product waits for its second thread's share until the
-    scheduler runs it.  Binary models trained in ``n_jobs`` threads, each with its own
-    products, contended with one another the same way.
+    products; beside other work, each product waits for its second thread's share until
+    the scheduler runs it.  Fits at the defaults on two cores, two threads (NumPy's
+    default) against one, in alternating processes, medians of 3 fits:
+
+    - beside one busy process, two threads were 1.5-2.9x slower: BudgetSVC on dense_wide (300 features,
+      budget 2,000: 38 million multiply-adds per product) 1.9 against 1.05 s, on usps
+      4.1 against 1.9 s; MarginSGDSVC on dense_wide 1.8 against 1.1 s, usps 2.6 against
+      1.5 s, the 5-class set 1.2 against 0.52 s; beside two, the helpers of a sweep saw
+      8-19x (BudgetSVC on a 200-feature set: 2.6 against 0.32 s; SVC 0.33 s);
+    - idle, they were 0-20 % faster: BudgetSVC 0.77 against 0.95 s on dense_wide, usps the same;
+      MarginSGDSVC dense_wide the same, usps 0.82 against 0.94 s, the 5-class set 0.42
+      against 0.48 s.
+
+    Larger products gain more from the second thread on an idle machine (BudgetSVC on
+    2,000 dense features, 256 million multiply-adds per product: 2.9 against 4.1 s with
+    one thread; MarginSGDSVC on a9a, 30,000 rows: 2.5 against 3.5 s), so they keep it.
+    Binary models trained in ``n_jobs`` threads, each with its own products, had
+    contended with one another the same way.
     """
-    with _held_at_one_thread(numpy_blas()):
+    with _held_at_one_thread(numpy_blas() if multiply_adds < _options.SERIAL_BLAS_BELOW
+                             else None):
         yield
 
 

@@ -128,6 +128,10 @@ JIT_OPTIONS = dict(
 )
 CHUNK_STEPS = 20_000
 MARGIN_SGD_BLOCK = 256
+#: Products of fewer multiply-adds than this (BudgetSVC's and MarginSGDSVC's row blocks
+#: against their support vectors) run with NumPy's BLAS at one thread (see
+#: fastsvm._blas.serial_numpy_blas).
+SERIAL_BLAS_BELOW = 2**27
 MARGIN_SGD_DENSE_FROM = 0.05
 MARGIN_SGD_DENSE_COPY_BYTES = 512 * 2**20
 MARGIN_SGD_OFFSET_MIN_GAIN = 0.01

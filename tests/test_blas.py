@@ -8,7 +8,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_classification
 
-from fastsvm import NystromSVC, _blas
+from fastsvm import NystromSVC, _blas, _options
 from fastsvm.kernels import Kernel
 
 
@@ -159,11 +159,11 @@ def test_one_blas_pool_does_nothing_where_one_library_serves_both(monkeypatch):
     assert _blas.numpy_only_blas() is None
     with _blas.one_blas_pool():
         assert controller.num_threads == 2
-        with _blas.serial_numpy_blas():
+        with _blas.serial_numpy_blas(0):
             assert controller.num_threads == 1
         assert controller.num_threads == 2
     monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
-    with _blas.serial_numpy_blas():
+    with _blas.serial_numpy_blas(0):
         with _blas.one_blas_pool():
             assert controller.num_threads == 1
         assert controller.num_threads == 1
@@ -199,11 +199,13 @@ def test_nystrom_fit_and_prediction_run_with_numpys_pool_held(monkeypatch):
 
 
 @pytest.mark.parametrize("solver, spied", [("bsgd", "block_dots"), ("margin_sgd", "_f")])
-def test_budget_and_margin_sgd_products_run_with_numpys_blas_at_one_thread(solver, spied,
-                                                                          monkeypatch):
+@pytest.mark.parametrize("below, threads", [(None, 1), (0, 2)], ids=["small", "large"])
+def test_small_products_of_budget_and_margin_sgd_run_with_numpys_blas_at_one_thread(
+        solver, spied, below, threads, monkeypatch):
     """BudgetSVC's and MarginSGDSVC's products of row blocks against the support vectors
-    (NumPy's matmul) run with NumPy's BLAS at one thread (see serial_numpy_blas), and the
-    library has its threads back after the fit."""
+    (NumPy's matmul) run with NumPy's BLAS at one thread when they are small (here: 20
+    features, a few hundred vectors), with its threads when they are not (see
+    serial_numpy_blas), and the library has its threads back after the fit."""
     import importlib
 
     from fastsvm import BudgetSVC, MarginSGDSVC
@@ -220,6 +222,8 @@ def test_budget_and_margin_sgd_products_run_with_numpys_blas_at_one_thread(solve
         return original(*args, **kwargs)
 
     monkeypatch.setattr(module, spied, spy)
+    if below is not None:
+        monkeypatch.setattr(_options, "SERIAL_BLAS_BELOW", below)
     X, y = make_classification(600, n_features=20, random_state=0)   # blocks from 16 features
     clf = BudgetSVC(random_state=0) if solver == "bsgd" else MarginSGDSVC(random_state=0)
     before = controller.num_threads
@@ -229,4 +233,4 @@ def test_budget_and_margin_sgd_products_run_with_numpys_blas_at_one_thread(solve
         assert controller.num_threads == 2
     finally:
         _blas._set_threads(controller, before)
-    assert len(seen) >= 3 and set(seen) == {1}
+    assert len(seen) >= 3 and set(seen) == {threads}

@@ -211,7 +211,6 @@ def block_dots(X, rows, svt, n_sv, buffer):
     return E
 
 
-@serial_numpy_blas()
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
              tables, progress=None, bias_scale=0.0):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
@@ -237,28 +236,30 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
                and packed.n_features >= DOT_BLOCK_MIN_FEATURES)
     # block_dots' E for every block (n_sv is at most the store's capacity)
     buffer = np.empty(DOT_BLOCK * (state.svt.shape[1] + 2 * DOT_BLOCK) if blocked else 0)
-    for start in range(0, order.shape[0], step):
-        chunk = order[start:start + step]
-        for first in range(0, chunk.shape[0], DOT_BLOCK if blocked else step):
-            rows = chunk[first:first + DOT_BLOCK] if blocked else chunk
-            dots = (block_dots(packed.dense, rows, state.svt, state.n_sv, buffer) if blocked
-                    else NO_DOTS)
-            if state.shared:
-                state.n_sv = sgd_steps_shared(
-                    *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
-                    kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
-                    state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
-                    bias_scale, maintenance, method, table_wd, state.stats, state.timers)
-            else:
-                state.n_sv = K.sgd_steps(
-                    *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
-                    kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
-                    state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
-                    bias_scale, maintenance, method, diag, table_h, table_wd, state.stats,
-                    state.timers, state.diag_sums)
-            state.t += rows.shape[0]
-        if progress is not None:
-            progress.update(chunk.shape[0])
+    # the largest product: DOT_BLOCK rows against the store's capacity
+    with serial_numpy_blas(DOT_BLOCK * packed.n_features * state.svt.shape[1] if blocked else 0):
+        for start in range(0, order.shape[0], step):
+            chunk = order[start:start + step]
+            for first in range(0, chunk.shape[0], DOT_BLOCK if blocked else step):
+                rows = chunk[first:first + DOT_BLOCK] if blocked else chunk
+                dots = (block_dots(packed.dense, rows, state.svt, state.n_sv, buffer) if blocked
+                        else NO_DOTS)
+                if state.shared:
+                    state.n_sv = sgd_steps_shared(
+                        *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
+                        kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
+                        state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
+                        bias_scale, maintenance, method, table_wd, state.stats, state.timers)
+                else:
+                    state.n_sv = K.sgd_steps(
+                        *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
+                        kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
+                        state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
+                        bias_scale, maintenance, method, diag, table_h, table_wd, state.stats,
+                        state.timers, state.diag_sums)
+                state.t += rows.shape[0]
+            if progress is not None:
+                progress.update(chunk.shape[0])
 
 
 def mean_hinge(f, y, weight):

@@ -196,7 +196,6 @@ def _f(X, rows, block, X_sq, svt, sv_sq, support, dual, kernel, pairs=None):
     return out
 
 
-@serial_numpy_blas()
 def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel, pairs=None):
     """Kernel expansions f_o(x_r) = sum_j dual[o, j] k(sv_j, x_r) at the rows ``rows`` of X,
     shape (len(rows), n_models); the support vectors sv_j are the training rows ``support``
@@ -205,12 +204,13 @@ def expansion(X, X_sq, rows, svt, sv_sq, support, dual, kernel, pairs=None):
     dense, step = _dense_rows(X), _options.MARGIN_SGD_BLOCK
     parts = [rows[start:start + step] for start in range(0, len(rows), step)]
     n_models = dual.shape[0] if pairs is None else pairs[1].size // 2
-    return np.concatenate([np.empty((0, n_models))] + [
-        _f(X, part, None if kernel.on_gram else _block(X, part, dense), X_sq, svt, sv_sq,
-           support, dual, kernel, pairs) for part in parts])
+    products = step * X.shape[1] * len(support) if dense and not kernel.on_gram else 0
+    with serial_numpy_blas(products):
+        return np.concatenate([np.empty((0, n_models))] + [
+            _f(X, part, None if kernel.on_gram else _block(X, part, dense), X_sq, svt, sv_sq,
+               support, dual, kernel, pairs) for part in parts])
 
 
-@serial_numpy_blas()
 def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, copies=None):
     """One pass of margin SGD over the first draws in ``order`` (int64 row indices), for
     the binary problems with targets ``Y`` at once: an (n_models, n_samples) array of
@@ -274,45 +274,47 @@ def run_pass(X, X_sq, Y, weight, kernel, M, C, update, order, progress=None, cop
     dual, support = np.empty((width, capacity)), np.empty(capacity, dtype=np.int64)
     n_sv = 0
     slot = None if copies is None else np.full(X.shape[0], -1, dtype=np.int64)
-    for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
-        rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
-        if kernel.on_gram:
-            block = None
-            K_block = X[np.ix_(rows, rows)]
-        else:
-            block = _block(X, rows, dense)
-            dots = block @ block.T
-            dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots)
-            K_block = np.empty_like(dots)
-            K.block_kernel_from_dots(dots, X_sq[rows], kernel.code, gamma, kernel.degree,
-                                     kernel.coef0, K_block)
-        f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
-                      np.ascontiguousarray(dual[:, :n_sv]), kernel,
-                      (Y.y[support[:n_sv]], partners) if ovo else None)
-        targets = np.ascontiguousarray(Y[:, rows])
-        alpha = np.empty(targets.shape)
-        K.decide_block(f_before, K_block, targets, weight[rows], M, C, rule, alpha)
-        new = np.flatnonzero(np.any(alpha > 0, axis=0))
-        coef = targets[:, new] * alpha[:, new]
-        if ovo:         # each vector's coefficients in the pairs of its class
-            coef = np.take_along_axis(coef, partners[Y.y[rows[new]]].T, axis=0)
-        if copies is not None:
-            new, coef = _join_copies(copies[rows[new]], new, coef, slot, dual, n_sv)
-        if n_sv + len(new) > capacity:
-            capacity = max(2 * capacity, n_sv + len(new))
-            svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
-            dual = np.concatenate([dual[:, :n_sv], np.empty((width, capacity - n_sv))],
-                                  axis=1)
-            sv_sq, support = (np.resize(a, capacity) for a in (sv_sq, support))
-        end = n_sv + len(new)
-        if dense:
-            svt[:, n_sv:end] = block[new].T
-        sv_sq[n_sv:end] = X_sq[rows[new]]
-        dual[:, n_sv:end] = coef
-        support[n_sv:end] = rows[new]
-        n_sv = end
-        if progress is not None:
-            progress.update(len(rows))
+    # the largest product: a block's rows against at most every visit
+    with serial_numpy_blas(_options.MARGIN_SGD_BLOCK * d * len(visits)):
+        for start in range(0, len(visits), _options.MARGIN_SGD_BLOCK):
+            rows = visits[start:start + _options.MARGIN_SGD_BLOCK]
+            if kernel.on_gram:
+                block = None
+                K_block = X[np.ix_(rows, rows)]
+            else:
+                block = _block(X, rows, dense)
+                dots = block @ block.T
+                dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots)
+                K_block = np.empty_like(dots)
+                K.block_kernel_from_dots(dots, X_sq[rows], kernel.code, gamma, kernel.degree,
+                                         kernel.coef0, K_block)
+            f_before = _f(X, rows, block, X_sq, svt[:, :n_sv], sv_sq[:n_sv], support[:n_sv],
+                          np.ascontiguousarray(dual[:, :n_sv]), kernel,
+                          (Y.y[support[:n_sv]], partners) if ovo else None)
+            targets = np.ascontiguousarray(Y[:, rows])
+            alpha = np.empty(targets.shape)
+            K.decide_block(f_before, K_block, targets, weight[rows], M, C, rule, alpha)
+            new = np.flatnonzero(np.any(alpha > 0, axis=0))
+            coef = targets[:, new] * alpha[:, new]
+            if ovo:         # each vector's coefficients in the pairs of its class
+                coef = np.take_along_axis(coef, partners[Y.y[rows[new]]].T, axis=0)
+            if copies is not None:
+                new, coef = _join_copies(copies[rows[new]], new, coef, slot, dual, n_sv)
+            if n_sv + len(new) > capacity:
+                capacity = max(2 * capacity, n_sv + len(new))
+                svt = np.concatenate([svt[:, :n_sv], np.empty((d, capacity - n_sv))], axis=1)
+                dual = np.concatenate([dual[:, :n_sv], np.empty((width, capacity - n_sv))],
+                                      axis=1)
+                sv_sq, support = (np.resize(a, capacity) for a in (sv_sq, support))
+            end = n_sv + len(new)
+            if dense:
+                svt[:, n_sv:end] = block[new].T
+            sv_sq[n_sv:end] = X_sq[rows[new]]
+            dual[:, n_sv:end] = coef
+            support[n_sv:end] = rows[new]
+            n_sv = end
+            if progress is not None:
+                progress.update(len(rows))
     if progress is not None:
         progress.update(len(order) - len(visits))       # the repeated draws
     used = np.flatnonzero(np.any(dual[:, :n_sv] != 0, axis=0))
