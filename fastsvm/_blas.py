@@ -22,9 +22,9 @@ Two remedies, used together where both libraries are in play:
   system BLAS).
 
 :func:`serial_numpy_blas` holds NumPy's BLAS library at one thread in any
-case, for solvers whose many short products alternate with single-threaded
-compiled steps (BudgetSVC, MarginSGDSVC): on a machine with other work a
-second thread made them several times slower.
+case while the products are small, for solvers whose many short products
+alternate with single-threaded compiled steps (BudgetSVC, MarginSGDSVC): on a
+machine with other work a second thread made them several times slower.
 """
 
 import threading
@@ -146,14 +146,15 @@ def serial_numpy_blas(multiply_adds):
     the scheduler runs it.  Fits at the defaults on two cores, two threads (NumPy's
     default) against one, in alternating processes, medians of 3 fits:
 
-    - beside one busy process, two threads were 1.5-2.9x slower: BudgetSVC on dense_wide (300 features,
-      budget 2,000: 38 million multiply-adds per product) 1.9 against 1.05 s, on usps
-      4.1 against 1.9 s; MarginSGDSVC on dense_wide 1.8 against 1.1 s, usps 2.6 against
-      1.5 s, the 5-class set 1.2 against 0.52 s; beside two, the helpers of a sweep saw
-      8-19x (BudgetSVC on a 200-feature set: 2.6 against 0.32 s; SVC 0.33 s);
-    - idle, they were 0-20 % faster: BudgetSVC 0.77 against 0.95 s on dense_wide, usps the same;
-      MarginSGDSVC dense_wide the same, usps 0.82 against 0.94 s, the 5-class set 0.42
-      against 0.48 s.
+    - beside one busy process, two threads were 1.5-2.9x slower: BudgetSVC on
+      dense_wide (300 features, budget 2,000: 38 million multiply-adds per product)
+      1.9 against 1.05 s, on usps 4.1 against 1.9 s; MarginSGDSVC on dense_wide 1.8
+      against 1.1 s, usps 2.6 against 1.5 s, the 5-class set 1.2 against 0.52 s;
+      beside two, the helpers of a sweep saw 8-19x (BudgetSVC on a 200-feature set:
+      2.6 against 0.32 s; SVC 0.33 s);
+    - idle, they were 0-20 % faster: BudgetSVC 0.77 against 0.95 s on dense_wide, usps
+      the same; MarginSGDSVC dense_wide the same, usps 0.82 against 0.94 s, the
+      5-class set 0.42 against 0.48 s.
 
     Larger products gain more from the second thread on an idle machine (BudgetSVC on
     2,000 dense features, 256 million multiply-adds per product: 2.9 against 4.1 s with
