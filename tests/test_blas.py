@@ -78,13 +78,12 @@ def test_one_blas_pool_holds_numpys_pool_at_one_thread_and_restores_it(monkeypat
     assert controller.num_threads == 4
 
 
-def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(monkeypatch):
-    """Two threads whose contexts overlap (one enters, the other enters, the first exits):
-    the pool stays at one thread until the second exits, then gets the original count
-    back (a context that saved and restored on its own would leave it at one)."""
-    controller = _Controller(3)
-    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
-    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+def _overlapping_pools(controller, linger=None):
+    """Two threads whose one_blas_pool contexts overlap: the first enters, the second
+    enters, the first exits, then the second.  Returns the thread counts the second saw
+    while it held the pool alone, and the first thread, which waits on the event
+    ``linger`` after it leaves (alive, as a pool's thread between tasks)."""
+    first_in, second_in, first_out = (threading.Event() for _ in range(3))
     seen = []
 
     def first():
@@ -92,6 +91,8 @@ def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(mo
             first_in.set()
             second_in.wait(5)
         first_out.set()
+        if linger is not None:
+            linger.wait(10)
 
     def second():
         first_in.wait(5)
@@ -103,8 +104,17 @@ def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(mo
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(10)
+    threads[1].join(10)
+    return seen, threads[0]
+
+
+def test_overlapping_pools_from_threads_restore_the_count_when_the_last_exits(monkeypatch):
+    """The pool stays at one thread until the second thread exits, then gets the original
+    count back (a context that saved and restored on its own would leave it at one)."""
+    controller = _Controller(3)
+    monkeypatch.setattr(_blas, "_controllers", {"numpy": controller, "numpy_only": controller})
+    seen, first = _overlapping_pools(controller)
+    first.join(10)
     assert seen == [1] and controller.num_threads == 3
 
 
@@ -120,34 +130,17 @@ def test_the_last_thread_out_restores_numpys_pool_while_the_first_lives_on():
         pytest.skip("NumPy and SciPy share one BLAS library here: nothing to hold")
     before = controller.num_threads
     _blas._set_threads(controller, 3)
-    first_in, second_in, first_out, finish = (threading.Event() for _ in range(4))
-
-    def first():
-        with _blas.one_blas_pool():
-            first_in.set()
-            second_in.wait(5)
-        first_out.set()
-        finish.wait(10)                 # alive, as a pool's thread between tasks
-
-    def second():
-        first_in.wait(5)
-        with _blas.one_blas_pool():
-            second_in.set()
-            first_out.wait(5)
-            seen.append(controller.num_threads)
-
-    seen = []
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    finish = threading.Event()
+    first = None
     try:
-        for t in threads:
-            t.start()
-        threads[1].join(10)
+        seen, first = _overlapping_pools(controller, linger=finish)
         assert seen == [1] and controller.num_threads == 3
         controller.set_num_threads(2)
         assert controller.num_threads == 2
     finally:
         finish.set()
-        threads[0].join(10)
+        if first is not None:
+            first.join(10)
         _blas._set_threads(controller, before)
 
 
