@@ -66,8 +66,16 @@ def rbf_in_place(dots, sq_a, sq_b, gamma):
     bits = np.empty(m, dtype=np.int64)
     for i in range(dots.shape[0]):
         row = dots[i]
-        a = sq_a[i]
-        for j in range(m):
-            d = a + sq_b[j] - 2.0 * row[j]
-            exponents[j] = -gamma * (0.0 if d < 0.0 else d)
+        rbf_exponents(row, sq_a[i], sq_b, gamma, m, exponents)
         exp_nonpositive(exponents, m, row, bits)
+
+
+@njit(cache=KERNEL_CACHE, nogil=True)
+def rbf_exponents(dots, sq_a, sq_b, gamma, n, out):
+    """out[j] = -gamma max(0, sq_a + sq_b[j] - 2 dots[j]) for j < n: the exponents of the
+    Gaussian kernel of a row a and rows b_j, from their dot products, a's squared norm and
+    the b_j's; the clip at 0 undoes rounding below 0 (equal rows).  A NaN dot product
+    stays NaN.  ``out`` may be ``dots`` itself."""
+    for j in range(n):
+        d = sq_a + sq_b[j] - 2.0 * dots[j]
+        out[j] = -gamma * (0.0 if d < 0.0 else d)

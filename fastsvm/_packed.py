@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _options
-from ._exp import exp_nonpositive
+from ._exp import exp_nonpositive, rbf_exponents
 from ._options import JIT_OPTIONS
 from ._validation import canonical_csr, check_sparse_structure
 from .kernels import LINEAR, POLY, RBF, row_sq_norms
@@ -147,8 +147,7 @@ def rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
     ``dots`` is overwritten with the exponents (exp into a separate array
     vectorises; in place it does not); ``bits`` is int64 scratch.
     """
-    for j in range(n_sv):
-        dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
+    rbf_exponents(dots, sq_x, sv_sq, gamma, n_sv, dots)
     exp_nonpositive(dots, n_sv, out, bits)
 
 
