@@ -27,7 +27,9 @@ weighted objective written in its SVC form, divided by C S:
 which for unit weights is the papers' lambda = 1/(nC).  A weight of 2 is the
 row appearing twice (S grows by one in both cases), scaling every weight by c
 is C times c, as for SVC, and rows of weight 0 are dropped before anything
-else (gamma='scale' included), so they are exactly as if absent.
+else (gamma='scale' included), so they are exactly as if absent.  As in SVC,
+gamma='scale' is the unweighted variance of the rows of positive weight, so for
+it a weight of 2 is not the row twice; a number as gamma is.
 Stochastic solvers sample rows uniformly and scale each row's subgradient
 step by its *step weight* s_i n / S (:attr:`TrainingProblem.step_weights`),
 the weight of the average (1/n) sum_i (s_i n / S) l_i of the same objective:
