@@ -42,3 +42,26 @@ def test_rbf_in_place_matches_the_numpy_formula():
         bound = expected * (np.abs(x) * 4e-17 + 4e-16)          # exp_nonpositive's, above
         assert np.all(np.abs(dots - expected)[both] <= np.where(x < -708, 1e-307, bound)[both])
     assert np.count_nonzero(dots == 0.0) > 0 and np.all(dots[both] <= 1.0)
+
+
+def test_gaussian_values_never_exceed_one_where_distances_cancel():
+    """||a||^2 + ||b||^2 - 2 <a, b> rounds below 0 for nearly equal rows far from the
+    origin (here 1e4 + N(0, 1) in 3 dimensions); the exponent clips it at 0, so the kernel
+    stays at most 1, as the merges assume (kappa <= 1), in the block kernel and in the
+    compiled steps' row kernel alike.  Without the clip: up to 1.127 at gamma = 1e6."""
+    from fastsvm._packed import rbf_from_dots
+    from fastsvm.kernels import Kernel
+
+    rng = np.random.default_rng(0)
+    A = 1e4 + rng.standard_normal((40, 3))
+    B = A + 1e-9 * rng.standard_normal((40, 3))
+    sq_a, sq_b = (A * A).sum(axis=1), (B * B).sum(axis=1)
+    dots = A @ B.T
+    assert np.any(sq_a[:, None] + sq_b[None, :] - 2 * dots < 0)      # the case is hit
+    for gamma in (1.0, 1e4, 1e6):
+        K = Kernel("rbf", gamma=gamma)(A, B)
+        assert K.max() <= 1.0 and K.diagonal().min() > 0.5
+        row = np.empty(len(B))
+        rbf_from_dots(dots[0].copy(), sq_a[0], sq_b, gamma, len(B), row,
+                      np.empty(len(B), dtype=np.int64))
+        assert row.max() <= 1.0 and row[0] > 0.5
