@@ -13,6 +13,7 @@ from fastsvm.kernels import Kernel, row_sq_norms
 from fastsvm.margin_sgd.solver import (_class_copies, accuracy_offset, draw_order, expansion,
                                        expected_out_of_bag, first_copies, out_of_bag, pass_rows,
                                        run_pass)
+from fastsvm.margin_sgd._kernels import CONSTANT, SQUARED_HINGE, decide_block
 from fastsvm.multiclass import TargetRows, ovo_pairs, ovo_scores
 
 from . import naive
@@ -149,6 +150,40 @@ KERNELS = {
     "sigmoid": (Kernel("sigmoid", 0.2, 3, 0.0), lambda a, b: naive.sigmoid(a, b, 0.2, 0.0)),
     "precomputed": (Kernel("precomputed"), lambda a, b: naive.rbf(a, b, 0.3)),
 }
+
+
+@pytest.mark.parametrize("M", [0.0, 0.5, 2.0])
+@pytest.mark.parametrize("C", [0.4, np.inf])
+@pytest.mark.parametrize("rule", [SQUARED_HINGE, CONSTANT])
+def test_block_decisions_follow_the_update_rule_at_every_margin(M, C, rule):
+    """decide_block against the rule written out point by point: with the margin m of a
+    point under the model so far (its earlier block points included), alpha = c min(C,
+    max(0, 1 - m)) (squared hinge) or c min(C, 1) (constant) if m <= M, else 0.  M = 0
+    with margins exactly 0 (the first point of an empty model) and M = 2 with margins in
+    (1, 2] (where the squared hinge's 1 - m is negative) are the edges."""
+    rng = np.random.default_rng(int(10 * M) + (C == np.inf) + 7 * rule)
+    n, n_problems = 12, 3
+    f_before = rng.choice([0.0, 0.0, 0.5, 1.0, 1.5, 1.9, -0.7], size=(n, n_problems))
+    X = rng.standard_normal((n, 2))
+    K = rbf_kernel(X, gamma=0.01)                   # wide: earlier points move f little
+    targets = rng.choice([-1.0, 0.0, 1.0], size=(n_problems, n))
+    weight = rng.choice([0.5, 1.0, 2.0], size=n)
+    alpha = np.full((n_problems, n), np.nan)
+    decide_block(f_before, K, targets, weight, M, C, rule, alpha)
+    for o in range(n_problems):
+        want = np.zeros(n)
+        for j in range(n):
+            if targets[o, j] == 0.0:
+                continue
+            f = f_before[j, o] + sum(targets[o, i] * want[i] * K[j, i] for i in range(j))
+            m = targets[o, j] * f
+            if m <= M:
+                want[j] = weight[j] * min(C, max(0.0, 1.0 - m) if rule == SQUARED_HINGE else 1.0)
+        assert_allclose(alpha[o], want, rtol=1e-12, atol=1e-15)
+        assert np.all(alpha[o] >= 0.0)
+    empty = np.full((1, 2), np.nan)         # margins exactly 0: an empty model starts
+    decide_block(np.zeros((2, 1)), np.eye(2), np.ones((1, 2)), np.ones(2), M, C, rule, empty)
+    assert_array_equal(empty, [[min(C, 1.0)] * 2])
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
