@@ -166,7 +166,14 @@ def ovo_scores(decision, n_classes):
 
 def labels_from_decision(decision, classes):
     """Predicted labels from decision values of shape (n,) or per-class scores
-    (n, n_classes)."""
+    (n, n_classes).
+
+    A binary decision of exactly 0 (a row far from every support vector of a model
+    without an offset, for example) predicts ``classes[0]``, as a one-vs-one pair's tie
+    votes for its first class (:func:`ovo_scores`, as SVC's scores of
+    ``decision_function_shape='ovr'``) and as scikit-learn's linear classifiers predict.
+    SVC's ``predict`` (LIBSVM's) sends a binary tie to ``classes[1]``; its models have an
+    offset, so exact ties arise there rarely."""
     if decision.ndim == 1:
         return classes[(decision > 0).astype(np.intp)]
     return classes[np.argmax(decision, axis=1)]
