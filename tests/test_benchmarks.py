@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from fastsvm.datasets import DATASETS, get_data_dir
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
@@ -35,14 +34,7 @@ SETS = ["phishing", "a9a"]
 SNACKS_SETS = ["a9a", "usps"]   # a paper set and the multi-class one
 
 
-def _have(name):
-    directory = get_data_dir()
-    return all((directory / f.name).is_file() or (directory / f.download_name).is_file()
-               for f in DATASETS[name].files)
-
-
-pytestmark = pytest.mark.skipif(not all(_have(s) for s in SETS),
-                                reason=f"data folder {get_data_dir()} lacks {SETS}")
+pytestmark = pytest.mark.data(*SETS)
 
 
 def _read(out, name):
@@ -126,7 +118,7 @@ def test_vs_svc_smoke(tmp_path):
     assert (tmp_path / "bsgd_vs_svc.png").stat().st_size > 0
 
 
-@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+@pytest.mark.data("usps")
 def test_snacks_paper_tables_smoke(tmp_path):
     snacks_paper_tables.main(["--smoke", "--out", str(tmp_path), "--sets", *SNACKS_SETS])
     payload, md = _read(tmp_path, "snacks_paper_tables")
@@ -228,7 +220,7 @@ def test_smoke_never_writes_results_dir():
 IMBALANCED_TASKS = ["usps-ovr"]   # the smallest task: usps's rarest digit vs rest
 
 
-@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+@pytest.mark.data("usps")
 def test_imbalanced_weights_smoke(tmp_path):
     imbalanced_weights.main(["--smoke", "--out", str(tmp_path), "--sets", *IMBALANCED_TASKS])
     payload, md = _read(tmp_path, "imbalanced_weights")

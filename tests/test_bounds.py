@@ -254,6 +254,7 @@ def a9a():
 
 @pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.data("a9a")
 def test_huber_svc_identical_with_and_without_bounds(a9a, sparse, fit_intercept):
     X, y = a9a[0][:8000], a9a[1][:8000]
     X = X if sparse else X.toarray()
@@ -272,6 +273,7 @@ def test_huber_svc_identical_with_and_without_bounds(a9a, sparse, fit_intercept)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.data("a9a")
 def test_huber_svc_lbfgs_same_model_with_and_without_bounds(a9a, fit_intercept):
     """Each evaluation agrees to rounding, so the L-BFGS paths agree until the line search
     amplifies a rounding difference; both end certified at about the same objective."""
@@ -288,6 +290,7 @@ def test_huber_svc_lbfgs_same_model_with_and_without_bounds(a9a, fit_intercept):
     assert bounded.training_info_["examined_fraction"][0] < 0.9
 
 
+@pytest.mark.data("a9a")
 def test_huber_svc_accuracy_a9a(a9a):
     X, y, X_test, y_test = a9a
     clf = HuberSVC(C=1.0).fit(X, y)
@@ -296,6 +299,7 @@ def test_huber_svc_accuracy_a9a(a9a):
     assert clf.training_info_["duality_gap"][0] <= 1e-3
 
 
+@pytest.mark.data("usps")
 def test_huber_svc_multiclass_usps():
     """With the paper's gradient descent and h: L-BFGS certifies usps's nearly separable
     one-vs-rest problems only after hundreds to thousands of evaluations (17-25 s)."""
@@ -520,6 +524,7 @@ def test_pegasos_average_survives_folds_of_the_scale():
 
 
 @pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.data("a9a")
 def test_pegasos_identical_with_and_without_bounds(a9a, sparse):
     X, y = a9a[0], a9a[1]
     X = X if sparse else X.toarray()
@@ -544,6 +549,7 @@ def test_pegasos_solver_counts_refreshes():
     assert 0 < c[K.PC_EXAMINED] < 3000 * 50
 
 
+@pytest.mark.data("a9a")
 def test_pegasos_average_of_the_last_half_is_accurate_at_the_defaults(a9a):
     """At C = 1 (lambda = 1/(C n), steps 1/(lambda t) large for long) the last iterate is
     noisy (a9a, seeds 0-3: 78.7-84.6 %); the average of the last half is not."""
@@ -555,6 +561,7 @@ def test_pegasos_average_of_the_last_half_is_accurate_at_the_defaults(a9a):
     assert min(last) < 0.82
 
 
+@pytest.mark.data("a9a")
 def test_pegasos_accuracy_and_determinism(a9a):
     X, y, X_test, y_test = a9a
     clf = PegasosSVC(C=0.1, random_state=0).fit(X, y)
@@ -565,6 +572,7 @@ def test_pegasos_accuracy_and_determinism(a9a):
     assert not np.array_equal(clf.coef_, other.coef_)
 
 
+@pytest.mark.data("usps")
 def test_pegasos_multiclass_n_jobs_invariant():
     X, y, X_test, y_test = load_dataset("usps")
     one = PegasosSVC(C=0.1, random_state=0, n_jobs=1).fit(X, y)
@@ -850,6 +858,7 @@ def phishing():
     return X[:3000], y[:3000], X_test, y_test
 
 
+@pytest.mark.data("phishing")
 def test_rbf_pegasos_accuracy_phishing(phishing):
     X, y, X_test, y_test = phishing
     clf = PegasosSVC(kernel="rbf", gamma=8.0, C=8.0, random_state=0).fit(X, y)
@@ -860,6 +869,7 @@ def test_rbf_pegasos_accuracy_phishing(phishing):
 
 
 @pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.data("phishing")
 def test_rbf_pegasos_identical_with_and_without_bounds(phishing, sparse):
     X, y = phishing[0], phishing[1]
     X = X if sparse else X.toarray()
@@ -872,6 +882,7 @@ def test_rbf_pegasos_identical_with_and_without_bounds(phishing, sparse):
     assert bounded.training_info_["n_refreshes"][0] >= 1
 
 
+@pytest.mark.data("usps")
 def test_rbf_pegasos_multiclass_and_labels():
     X, y, X_test, y_test = load_dataset("usps")
     labels = np.array([f"digit {v - 1}" for v in y[:600]])

@@ -18,11 +18,8 @@ from fastsvm.bsgd.solver import STORE_COPIES, entering_rows
 from fastsvm.kernels import Kernel
 from fastsvm.persistence import load_model, save_model
 from fastsvm import multiclass
-from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
+from fastsvm.datasets import DATASETS, load_dataset
 from fastsvm.multiclass import ovo_pairs, ovo_scores
-
-HAVE_DATA = (get_data_dir() / "a9a").exists()
-needs_data = pytest.mark.skipif(not HAVE_DATA, reason="benchmark data sets not found (set FASTSVM_DATA)")
 
 
 def paper_svc(name, **kw):
@@ -35,12 +32,14 @@ def paper_svc(name, **kw):
 # ---------------------------------------------------------------- accuracy floors
 # Floors sit about two paper standard deviations below Table 2 of Glasmachers &
 # Qaadan (budget 100, 20 epochs; fewer epochs where noted to keep CI short).
-@needs_data
 @pytest.mark.parametrize("name, epochs, floor", [
-    ("a9a", 20, 0.825),        # paper 84.2 +- 0.9
-    ("phishing", 20, 0.955),   # paper 96.6 +- 0.2 (other hold-out split)
-    ("ijcnn1", 5, 0.955),      # paper 97.1 +- 0.3 after 20 epochs
-    ("skin_nonskin", 2, 0.985),  # paper 99.6 +- 0.7 after 20 epochs
+    pytest.param("a9a", 20, 0.825, marks=pytest.mark.data("a9a")),  # paper 84.2 +- 0.9
+    # paper 96.6 +- 0.2 (other hold-out split)
+    pytest.param("phishing", 20, 0.955, marks=pytest.mark.data("phishing")),
+    # paper 97.1 +- 0.3 after 20 epochs
+    pytest.param("ijcnn1", 5, 0.955, marks=pytest.mark.data("ijcnn1")),
+    # paper 99.6 +- 0.7 after 20 epochs
+    pytest.param("skin_nonskin", 2, 0.985, marks=pytest.mark.data("skin_nonskin")),
 ])
 def test_accuracy_floor_on_real_data(name, epochs, floor):
     """Also no "worse than a constant" warning: on ijcnn1 the paper's steps leave a mean
@@ -54,7 +53,7 @@ def test_accuracy_floor_on_real_data(name, epochs, floor):
     assert clf.dual_coef_.shape == (1, 100)
 
 
-@needs_data
+@pytest.mark.data("a9a")
 @pytest.mark.parametrize("method", ["gss", "lookup-h", "gss-precise"])
 def test_every_merge_method_reaches_the_a9a_floor(method):
     X, y, Xt, yt = load_dataset("a9a")
@@ -62,7 +61,7 @@ def test_every_merge_method_reaches_the_a9a_floor(method):
     assert clf.score(Xt, yt) >= 0.82
 
 
-@needs_data
+@pytest.mark.data("covtype")
 def test_one_pass_on_covtype_is_stable_from_seed_to_seed():
     """The default linear-decay steps: covtype (the paper's SUSY stand-in: one pass, C = 2^5,
     gamma = 2^-2, budget 500), seeds 0-4, at least 75 % with a spread of at most 1 point (the
@@ -73,7 +72,7 @@ def test_one_pass_on_covtype_is_stable_from_seed_to_seed():
     assert np.mean(scores) >= 0.75 and np.std(scores, ddof=1) <= 0.01
 
 
-@needs_data
+@pytest.mark.data("usps")
 def test_multiclass_usps_on_a_shared_budget():
     """One-vs-rest, the 10 models share round(500 sqrt(10)) = 1,581 support vectors
     (measured 94.42-94.67 % over seeds 0-2; SVC 94.7 %)."""
@@ -260,7 +259,7 @@ def test_a_model_of_the_grown_auto_budget_saves_and_loads(tmp_path):
     assert_array_equal(loaded.decision_function(Xt), clf.decision_function(Xt))
 
 
-@needs_data
+@pytest.mark.data("usps")
 def test_multiclass_usps_on_separate_budgets():
     X, y, Xt, yt = load_dataset("usps")
     clf = BudgetSVC(C=10, gamma=2 ** -5, budget=200, epochs=3, multi_class="ovr",
@@ -454,7 +453,7 @@ def test_offset_is_the_exact_hinge_minimiser():
         hinge_offset(np.zeros(3), np.ones(3))
 
 
-@needs_data
+@pytest.mark.data("a9a")
 def test_offset_stabilises_the_final_iterate_on_a9a():
     """Without b, the a9a test accuracy of the final iterate swings from epoch to epoch.
 

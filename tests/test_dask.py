@@ -27,7 +27,6 @@ from fastsvm.nystrom.solver import solve_dcd  # noqa: E402
 from fastsvm.persistence import load_model, save_model  # noqa: E402
 
 from . import naive  # noqa: E402
-from .test_budget_svc import needs_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -384,7 +383,7 @@ def test_distributed_offset_is_the_exact_hinge_minimiser():
                                                abs=1e-12)
 
 
-@needs_data
+@pytest.mark.data("ijcnn1")
 def test_budget_accuracy_is_the_local_one(client):
     """The model travels through 4 partitions of ijcnn1 in pieces of about 1,000 rows:
     measured 98.05 +- 0.07 % over seeds 0-3 against BudgetSVC's 98.12 +- 0.04 %."""
@@ -848,7 +847,7 @@ def test_nystrom_bad_input_and_parameters(client):
         DaskNystromSVC(client=client, n_components=400).fit(Xd, yd)
 
 
-@needs_data
+@pytest.mark.data("ijcnn1")
 def test_nystrom_accuracy_is_the_local_one(client):
     """ijcnn1 in 4 partitions at the defaults: within 0.3 points of NystromSVC."""
     X, y, Xt, yt = load_dataset("ijcnn1")

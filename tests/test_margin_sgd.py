@@ -713,6 +713,7 @@ def test_bad_data():
 
 
 # ---------------------------------------------------------------- accuracy on real data
+@pytest.mark.data("phishing")
 def test_accuracy_phishing_defaults():
     X, y, X_test, y_test = load_dataset("phishing")
     clf = MarginSGDSVC(random_state=0).fit(X, y)
@@ -720,9 +721,9 @@ def test_accuracy_phishing_defaults():
 
 
 @pytest.mark.parametrize("name, gamma, floor", [
-    ("a9a", 2.0**-9, 0.84),         # SVC (C = 2^5, gamma = 2^-7): 85.07 %
-    ("ijcnn1", 2.0**3.5, 0.975),    # SVC (C = 2^5, gamma = 2): 98.70 %
-    ("usps", 0.0264, 0.94)])        # SVC (C = 10, gamma = 'scale'): 95.27 %
+    pytest.param("a9a", 2.0**-9, 0.84, marks=pytest.mark.data("a9a")),    # SVC (C = 2^5, gamma = 2^-7): 85.07 %
+    pytest.param("ijcnn1", 2.0**3.5, 0.975, marks=pytest.mark.data("ijcnn1")),  # SVC (C = 2^5, gamma = 2): 98.70 %
+    pytest.param("usps", 0.0264, 0.94, marks=pytest.mark.data("usps"))])  # SVC (C = 10, gamma = 'scale'): 95.27 %
 def test_accuracy_with_tuned_gamma(name, gamma, floor):
     X, y, X_test, y_test = load_dataset(name)
     clf = MarginSGDSVC(gamma=gamma, random_state=0).fit(X, y)

@@ -18,7 +18,7 @@ from sklearn.svm import LinearSVC
 
 from fastsvm import NystromSVC, _options, multiclass
 from fastsvm.base import TrainingProblem
-from fastsvm.datasets import DATASETS, get_data_dir, load_dataset
+from fastsvm.datasets import DATASETS, load_dataset
 from fastsvm.kernels import Kernel
 from fastsvm.nystrom import _kernels, embedding, solver
 from fastsvm.nystrom.embedding import (NystromMap, cholesky_factor, inverse_factor,
@@ -1047,13 +1047,7 @@ def test_sigmoid_kernel_zero_on_many_landmarks_is_a_clear_error():
 
 
 # ------------------------------------------------------- real-data floors
-def _have(name):
-    directory = get_data_dir()
-    return all((directory / f.name).is_file() or (directory / f.download_name).is_file()
-               for f in DATASETS[name].files)
-
-
-@pytest.mark.skipif(not _have("a9a"), reason="a9a not in the data folder")
+@pytest.mark.data("a9a")
 def test_a9a_reaches_the_papers_error():
     # Snacks, Table III: 15.2 % test error with m = 800 (LIBSVM optimum 15.1 %)
     X, y, Xt, yt = load_dataset("a9a")
@@ -1063,7 +1057,7 @@ def test_a9a_reaches_the_papers_error():
     assert 1 - clf.score(Xt, yt) <= 0.152 + 0.003
 
 
-@pytest.mark.skipif(not _have("ijcnn1"), reason="ijcnn1 not in the data folder")
+@pytest.mark.data("ijcnn1")
 def test_ijcnn1_floor():
     # m = 1,000 keeps the test fast; the paper's m = 5,000 runs in benchmarks/
     X, y, Xt, yt = load_dataset("ijcnn1")
@@ -1073,7 +1067,7 @@ def test_ijcnn1_floor():
     assert clf.score(Xt, yt) >= 0.975
 
 
-@pytest.mark.skipif(not _have("phishing"), reason="phishing not in the data folder")
+@pytest.mark.data("phishing")
 def test_defaults_reach_liblinears_optimum_on_phishing():
     """At its defaults NystromSVC certifies a gap of 1e-3 and predicts like LIBLINEAR solved
     tightly on the same embedding (within 0.2 pp of test accuracy, the issue's bound)."""
@@ -1091,7 +1085,7 @@ def test_defaults_reach_liblinears_optimum_on_phishing():
     assert abs(clf.score(Xt, yt) - lin.score(clf.transform(Xt), yt)) <= 0.002
 
 
-@pytest.mark.skipif(not _have("usps"), reason="usps not in the data folder")
+@pytest.mark.data("usps")
 def test_usps_multiclass_floor():
     X, y, Xt, yt = load_dataset("usps")
     clf = NystromSVC(C=10, gamma=2 ** -7, n_components=1000, random_state=0).fit(X, y)
