@@ -68,16 +68,6 @@ def rbf_in_place(dots, sq_a, sq_b, gamma):
         row = dots[i]
         a = sq_a[i]
         for j in range(m):
-            exponents[j] = rbf_exponent(row[j], a, sq_b[j], gamma)
+            d = a + sq_b[j] - 2.0 * row[j]
+            exponents[j] = -gamma * (0.0 if d < 0.0 else d)
         exp_nonpositive(exponents, m, row, bits)
-
-
-@njit(cache=KERNEL_CACHE, nogil=True, inline="always")
-def rbf_exponent(dot, sq_a, sq_b, gamma):
-    """-gamma max(0, sq_a + sq_b - 2 dot): the exponent of the Gaussian kernel of rows a
-    and b from their dot product and squared norms; the clip at 0 undoes rounding below 0
-    (equal rows).  A NaN dot product stays NaN.  Inlined, so that the loops calling it
-    vectorise (a loop in a function of its own, writing the exponents into the array of
-    the dot products, was 30 % slower: LLVM's check for overlapping arrays fails there)."""
-    d = sq_a + sq_b - 2.0 * dot
-    return -gamma * (0.0 if d < 0.0 else d)

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _options
-from ._exp import exp_nonpositive, rbf_exponent
+from ._exp import exp_nonpositive
 from ._options import JIT_OPTIONS
 from ._validation import canonical_csr, check_sparse_structure
 from .kernels import LINEAR, POLY, RBF, row_sq_norms
@@ -148,7 +148,7 @@ def rbf_from_dots(dots, sq_x, sv_sq, gamma, n_sv, out, bits):
     vectorises; in place it does not); ``bits`` is int64 scratch.
     """
     for j in range(n_sv):
-        dots[j] = rbf_exponent(dots[j], sq_x, sv_sq[j], gamma)
+        dots[j] = -gamma * max(sq_x + sv_sq[j] - 2.0 * dots[j], 0.0)
     exp_nonpositive(dots, n_sv, out, bits)
 
 
@@ -157,7 +157,7 @@ def kernel_from_dot(code, dot, sq_a, sq_b, gamma, degree, coef0):
     """k(a, b) from <a, b> and the squared norms, for a kernel code of :mod:`fastsvm.kernels`
     (LINEAR, POLY, RBF or SIGMOID)."""
     if code == RBF:
-        return np.exp(rbf_exponent(dot, sq_a, sq_b, gamma))
+        return np.exp(-gamma * max(sq_a + sq_b - 2.0 * dot, 0.0))
     if code == LINEAR:
         return dot
     if code == POLY:
