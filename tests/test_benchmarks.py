@@ -21,6 +21,7 @@ import _harness  # noqa: E402
 import bounds_paper_tables  # noqa: E402
 import bsgd_paper_tables  # noqa: E402
 import bsgd_vs_svc  # noqa: E402
+import dask_scaling  # noqa: E402
 import defaults_vs_svc  # noqa: E402
 import imbalanced_weights  # noqa: E402
 import margin_sgd_vs_svc  # noqa: E402
@@ -201,11 +202,39 @@ def test_margin_sgd_vs_svc_smoke(tmp_path):
     assert (tmp_path / "margin_sgd_vs_svc.png").stat().st_size > 0
 
 
-def test_run_all_smoke(tmp_path):
-    payloads = run_all.main(["--smoke", "--out", str(tmp_path), "--sets", "phishing"])
-    assert set(payloads) == set(run_all.SCRIPTS)
-    for name in run_all.SCRIPTS:
-        assert (tmp_path / f"{name}.json").is_file() and (tmp_path / f"{name}.md").is_file()
+def test_run_all_passes_the_arguments_to_every_script_in_turn(monkeypatch):
+    """run_all calls each script's ``main`` once, in order, with the same arguments and one
+    shared smoke folder; each script's own smoke run is tested above and below, so here
+    each stand-in only checks that the script's parser accepts them."""
+    parsers = {"bsgd_paper_tables": bsgd_paper_tables, "bsgd_vs_svc": bsgd_vs_svc,
+               "snacks_paper_tables": snacks_paper_tables, "bounds_paper_tables": bounds_paper_tables,
+               "margin_sgd_vs_svc": margin_sgd_vs_svc, "imbalanced_weights": imbalanced_weights,
+               "defaults_vs_svc": defaults_vs_svc, "small_sets_cv": small_sets_cv,
+               "multiclass_split": multiclass_split, "nystrom_memory": nystrom_memory,
+               "dask_scaling": dask_scaling}
+    assert set(parsers) == set(run_all.SCRIPTS)
+    calls = []
+
+    def stand_in(name):
+        def main(argv):
+            assert parsers[name].parse_args(argv).smoke
+            calls.append((name, list(argv)))
+            return name
+        return main
+
+    monkeypatch.setattr(run_all, "SCRIPTS", {name: stand_in(name) for name in run_all.SCRIPTS})
+    payloads = run_all.main(["--smoke", "--sets", "phishing"])
+    assert payloads == {name: name for name in run_all.SCRIPTS}
+    assert [name for name, _ in calls] == list(run_all.SCRIPTS)
+    (argv,) = {tuple(argv) for _, argv in calls}          # the same arguments for every script
+    assert argv[:3] == ("--smoke", "--sets", "phishing") and argv[3] == "--out"
+    assert Path(argv[4]).is_dir()                          # one temporary folder for all outputs
+    calls.clear()
+    assert run_all.main(["--only", "defaults_vs_svc", "small_sets_cv", "--smoke", "--out", "x",
+                         "--sets", "phishing"]) == {"defaults_vs_svc": "defaults_vs_svc",
+                                                     "small_sets_cv": "small_sets_cv"}
+    assert calls == [(name, ["--smoke", "--out", "x", "--sets", "phishing"])
+                     for name in ("defaults_vs_svc", "small_sets_cv")]
 
 
 def test_smoke_never_writes_results_dir():
@@ -418,8 +447,6 @@ def test_nystrom_memory_smoke(tmp_path):
 def test_dask_scaling_smoke(tmp_path):
     # data generated on the workers of two LocalClusters (1 and 2 worker processes)
     pytest.importorskip("distributed")
-    import dask_scaling
-
     dask_scaling.main(["--smoke", "--out", str(tmp_path)])
     payload, md = _read(tmp_path, "dask_scaling")
     _check_common(payload)
