@@ -1079,9 +1079,10 @@ def test_defaults_reach_liblinears_optimum_on_phishing():
     clf = NystromSVC(random_state=0)
     Phi = clf.fit_transform(X, y)
     assert clf.training_info_["duality_gap"][0][-1] <= 1e-3
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        lin = LinearSVC(C=1.0, loss="hinge", tol=1e-6, max_iter=100_000).fit(Phi, y)
+    # LIBLINEAR's default tol stops here within 4e-7 (relative) of its primal optimum
+    # (objective 932.11695 after 584 epochs, 932.11661 after 31,175 at tol 1e-5)
+    lin = LinearSVC(C=1.0, loss="hinge", tol=1e-4, max_iter=10_000).fit(Phi, y)
+    assert lin.n_iter_ < 10_000
     assert abs(clf.score(Xt, yt) - lin.score(clf.transform(Xt), yt)) <= 0.002
 
 
