@@ -56,7 +56,8 @@ process (numpy, scipy and scikit-learn already loaded).
 Run ``python benchmarks/defaults_vs_svc.py`` (about 10 minutes on two
 cores, most of it SVC and kernel Pegasos on the larger sets); ``--smoke``
 for a check in seconds (500 training and 500 test rows of small,
-wide_sparse and multiclass; first fits without the empty-cache runs).
+wide_sparse and multiclass; first fits of the first estimator only, without
+the empty-cache run).
 Output:
 ``benchmarks/results/defaults_vs_svc.{json,md,png}``.
 """
@@ -277,10 +278,10 @@ def warmup_command():
 
 
 def first_fits(params, args):
-    """Per estimator: import time, cold and warm fit in a new process (cached kernels), and
-    the first fit with an empty numba cache."""
+    """Per estimator (the first only in smoke runs): import time, cold and warm fit in a new
+    process (cached kernels), and the first fit with an empty numba cache."""
     rows = []
-    for label, kwargs in params.items():
+    for label, kwargs in list(params.items())[:1 if args.smoke else None]:
         row = {"model": label, **child_fits(label, kwargs, args)}
         if not args.no_compile:
             with tempfile.TemporaryDirectory(prefix="fastsvm-numba-") as cache:
