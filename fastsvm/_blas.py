@@ -25,6 +25,8 @@ Two remedies, used together where both libraries are in play:
 case while the products are small, for solvers whose many short products
 alternate with single-threaded compiled steps (BudgetSVC, MarginSGDSVC): on a
 machine with other work a second thread made them several times slower.
+:func:`serial_lapack` holds SciPy's at one thread for NystromSVC's
+factorisations, whose threads synchronise at every block column.
 """
 
 import threading
@@ -89,7 +91,8 @@ def _bundled_by(package, filepath):
             or any(a == package and b == ".dylibs" for a, b in zip(parts, parts[1:])))
 
 
-_controllers = {}             # "numpy", "numpy_only": threadpoolctl controllers (or None)
+_controllers = {}             # "numpy", "numpy_only", "scipy": threadpoolctl controllers
+                              # (or None)
 _lock = threading.Lock()
 _holds = {}                   # id(controller) -> (contexts holding it at one thread, the
                               # thread count before the first of them)
@@ -97,9 +100,9 @@ _holds = {}                   # id(controller) -> (contexts holding it at one th
 
 def _blas_controllers():
     """The controllers of NumPy's BLAS library ("numpy": the one its wheel bundles, or the
-    only one loaded) and, when SciPy bundles a different one (both installed from pip's
-    wheels), of NumPy's own ("numpy_only"); None where there is no such library (looked
-    up once)."""
+    only one loaded), of SciPy's ("scipy", likewise) and, when SciPy bundles a different
+    one (both installed from pip's wheels), of NumPy's own ("numpy_only"); None where
+    there is no such library (looked up once)."""
     if not _controllers:
         from threadpoolctl import ThreadpoolController
 
@@ -108,9 +111,12 @@ def _blas_controllers():
         scipy_libs = [c for c in blas if _bundled_by("scipy", c.filepath)]
         numpy_lib = (numpy_libs[0] if len(numpy_libs) == 1 else
                      blas[0] if len(blas) == 1 else None)
+        scipy_lib = (scipy_libs[0] if len(scipy_libs) == 1 else
+                     blas[0] if len(blas) == 1 else None)
         separate = (numpy_libs and scipy_libs
                     and numpy_libs[0].filepath != scipy_libs[0].filepath)
-        _controllers.update(numpy=numpy_lib, numpy_only=numpy_lib if separate else None)
+        _controllers.update(numpy=numpy_lib, numpy_only=numpy_lib if separate else None,
+                            scipy=scipy_lib)
     return _controllers
 
 
@@ -124,6 +130,12 @@ def numpy_blas():
     """threadpoolctl's controller of the BLAS library of NumPy's products, or None where
     that is not known (several libraries, none bundled by NumPy's wheel)."""
     return _blas_controllers()["numpy"]
+
+
+def scipy_blas():
+    """threadpoolctl's controller of the BLAS library of ``scipy.linalg`` (its LAPACK too),
+    or None where that is not known (several libraries, none bundled by SciPy's wheel)."""
+    return _blas_controllers()["scipy"]
 
 
 @contextmanager
@@ -164,6 +176,40 @@ def serial_numpy_blas(multiply_adds):
     """
     with _held_at_one_thread(numpy_blas() if multiply_adds < _options.SERIAL_BLAS_BELOW
                              else None):
+        yield
+
+
+@contextmanager
+def serial_lapack():
+    """Hold SciPy's BLAS library, which does ``scipy.linalg``'s factorisations, at one
+    thread while the block runs: for NystromSVC's Cholesky factorisation and triangular
+    inverse of the landmarks' kernel matrix (LAPACK's ``?potrf``, ``?pstrf``, ``?trtri``)
+    and the eigendecompositions beside them.
+
+    OpenBLAS's threaded factorisations synchronise their threads at every block column,
+    so where other processes' threads compete for the cores, each of those steps can wait
+    for the scheduler to run the second thread.  On two cores, two threads against one
+    (``?potrf`` / ``?trtri`` of m x m, best of 3; fits: medians of 3, alternating
+    processes, 2026-11-29):
+
+    - beside a test suite running (load 2.5-3.5), the factorisations at two threads
+      took 0.5 / 0.35 s at m = 500 against 2.6 / 5.8 ms at one, 2.2-5.5 / 1.5-3.8 s at
+      m = 4,000 against 0.67-0.77 / 0.67-0.81 s; NystromSVC at its defaults on
+      dense_wide (6,000 rows, 4,000 landmarks) 8.7-9.3 s against 3.9-4.5 s, usps
+      3.5-4.1 against 2.4-2.8 s;
+    - beside a process doing two-threaded matrix products, the factorisations alone
+      1.27 s against 32 ms at m = 1,000 and 2.8 s against 0.15 s at m = 2,000 (not at
+      every size: 1.4 against 0.86 s at m = 4,000), while the fits above took the same
+      time either way (dense_wide 6.1-6.5 against 5.9-6.1 s); beside one busy
+      single-threaded process, the same time either way;
+    - idle, the fits took the same time within the machine's noise (dense_wide 3.1-4.0
+      against 2.9-4.1 s, usps 1.5-2.0 against 1.6-2.0 s); the factorisations alone at
+      m = 4,000 0.52 / 0.38 s at two threads against 0.53-0.88 / 0.47-0.73 s at one,
+      so at most about 0.3 s of a 3 s fit.
+
+    The products around them (kernel blocks, the embedding's triangular product) are
+    long calls with few synchronisations, and keep BLAS's threads."""
+    with _held_at_one_thread(scipy_blas()):
         yield
 
 

@@ -227,3 +227,40 @@ def test_small_products_of_budget_and_margin_sgd_run_with_numpys_blas_at_one_thr
     finally:
         _blas._set_threads(controller, before)
     assert len(seen) >= 3 and set(seen) == {threads}
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "leverage"])
+def test_nystrom_factorisations_run_with_scipys_blas_at_one_thread(landmarks, monkeypatch):
+    """NystromSVC's LAPACK calls (the landmarks' Cholesky factor, pivoted where the plain
+    one fails, its triangular inverse, the leverage sketch's eigendecomposition) run with
+    SciPy's BLAS at one thread (see serial_lapack), and the library has its threads back
+    after the fit."""
+    import scipy.linalg
+
+    controller = _blas.scipy_blas()
+    if controller is None:
+        pytest.skip("the BLAS library of scipy.linalg is not known here")
+    seen = {}
+
+    def spy(module, name):
+        original = getattr(module, name)
+
+        def call(*args, **kwargs):
+            seen.setdefault(name, []).append(controller.num_threads)
+            return original(*args, **kwargs)
+        monkeypatch.setattr(module, name, call)
+
+    for name in ("dpotrf", "dpstrf", "dtrtri"):
+        spy(scipy.linalg.lapack, name)
+    spy(scipy.linalg, "eigh")
+    X, y = make_classification(300, n_features=6, random_state=0)
+    X[:40] = X[40:80]                   # duplicate rows: the plain factor fails, dpstrf runs
+    before = controller.num_threads
+    _blas._set_threads(controller, 2)
+    try:
+        NystromSVC(n_components=150, landmarks=landmarks, random_state=0).fit(X, y)
+        assert controller.num_threads == 2
+    finally:
+        _blas._set_threads(controller, before)
+    expected = {"dpotrf", "dpstrf", "dtrtri"} | ({"eigh"} if landmarks == "leverage" else set())
+    assert set(seen) == expected and {t for calls in seen.values() for t in calls} == {1}

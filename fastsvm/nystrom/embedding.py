@@ -69,7 +69,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from .. import _options
-from .._blas import gemm_nt
+from .._blas import gemm_nt, serial_lapack
 from ..kernels import Kernel, _num_rows, _take, dense_blocks_pay
 from . import _kernels
 
@@ -92,14 +92,17 @@ def _dense_if_small(landmarks):
     return landmarks
 
 
+@serial_lapack()
 def cholesky_factor(K_mm, rtol=None):
     """(kept, L): the indices of the landmarks kept (in pivot order when pivoted), and the
     r x r lower triangular Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order,
     its strictly upper triangle zero), every pivot L_jj^2 above the cut-off
     ``rtol * lambda_max(K_mm)``.
 
-    First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, about twice
-    as fast as the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two cores): when it
+    First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, faster than
+    the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two threads, 0.53 against 0.76 s
+    on the one thread of :func:`~fastsvm._blas.serial_lapack`, which holds SciPy's BLAS
+    there for the factorisations and the inverse below): when it
     succeeds with every pivot above the cut-off, L is as well conditioned as the pivoted
     factor's guarantee and keeps every landmark, so the map is exact on all of them.
     Otherwise (a duplicate landmark, a kernel too wide to tell some apart, an indefinite
@@ -153,6 +156,7 @@ def cholesky_factor(K_mm, rtol=None):
     return pivots[:rank] - 1, L
 
 
+@serial_lapack()
 def inverse_factor(L):
     """The map P = L^(-T) (C order, upper triangular) of a factor from :func:`cholesky_factor`,
     by LAPACK's triangular inverse: a third of the work of solving L X = I.
@@ -399,7 +403,8 @@ def leverage_draw(problem, sketch, pool, n, m, rng):
     ``LEVERAGE_SKETCH_SIZE`` rows; its cost is pool x sketch^2, independent
     of n.
     """
-    s, U = scipy.linalg.eigh(problem.block(sketch, sketch), check_finite=False)
+    with serial_lapack():
+        s, U = scipy.linalg.eigh(problem.block(sketch, sketch), check_finite=False)
     s = np.maximum(s, 0.0)
     M = len(sketch)
 
