@@ -245,6 +245,28 @@ def _add_estimator_options(train):
 _ESTIMATOR_OPTIONS = {}
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """A command's parser that takes options between its positional arguments.
+
+    argparse's plain parsing fills positionals in runs: in ``train data.txt -q m.npz`` the
+    run before ``-q`` gives ``data.txt`` to ``data_file`` and nothing to the optional
+    ``model_file``, and ``m.npz`` is then an unrecognised argument (a usage error).
+    :meth:`~argparse.ArgumentParser.parse_known_intermixed_args` reads the options first
+    and the positionals after, as ``svm-train``'s users expect; it parses by calling
+    ``parse_known_args`` itself, which must then parse plainly."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def _build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -253,7 +275,8 @@ def _build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {fastsvm.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                parser_class=_IntermixedParser)
 
     train = sub.add_parser(
         "train",

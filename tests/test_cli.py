@@ -679,3 +679,55 @@ def test_integer_options_beyond_64_bits_are_clear_errors(train_file, tmp_path, c
                    ["--solver", "pegasos", "--max-iter", str(10**20)]):
         assert main(["train", "-q", *option, str(train_file), str(tmp_path / "m.npz")]) == 1
         assert "64-bit integer" in _error_line(capsys)[1]
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "{data}", "-q", "{model}"],
+    ["train", "-q", "{data}", "--solver", "huber", "-c", "2", "{model}"],
+])
+def test_options_between_the_positional_arguments(argv, dataset, train_file, tmp_path, capsys):
+    """``train data.txt -q model.npz`` had been a usage error (argparse gave the run of
+    positionals before ``-q`` to data_file and none to the optional model_file)."""
+    X, _ = dataset
+    model = tmp_path / "m.npz"
+    names = {"data": str(train_file), "model": str(model)}
+    assert main([a.format(**names) for a in argv]) == 0
+    assert capsys.readouterr() == ("", "")
+    out = tmp_path / "out.txt"
+    assert main(["predict", str(train_file), "-q", str(model), str(out)]) == 0
+    np.testing.assert_array_equal(np.array(out.read_text().split(), dtype=int),
+                                  load_model(model).predict(X))
+
+
+@pytest.mark.parametrize("number, kernel", [("0", "linear"), ("1", "poly"), ("2", "rbf"),
+                                            ("3", "sigmoid")])
+def test_libsvm_kernel_numbers(number, kernel, train_file, tmp_path, capsys):
+    model = tmp_path / "m.npz"
+    assert main(["train", "-q", "--solver", "nystrom", "-n", "20", "-g", "0.1", "-t", number,
+                 str(train_file), str(model)]) == 0
+    assert load_model(model).kernel == kernel
+
+
+def test_a_zero_based_training_file_makes_zero_based_predictions(dataset, tmp_path, capsys):
+    """The model remembers --zero-based, so predicting on files like the training file
+    needs no flag; --one-based overrides it (and then index 0 is an error)."""
+    X, y = dataset
+    data = tmp_path / "zero.svm"
+    dump_svmlight_file(X, y, str(data), zero_based=True)
+    model, out = tmp_path / "m.npz", tmp_path / "out.txt"
+    assert main(["train", "-q", "--solver", "huber", "--zero-based", str(data), str(model)]) == 0
+    assert load_model(model).n_features_in_ == X.shape[1]
+    assert main(["predict", "-q", str(data), str(model), str(out)]) == 0
+    np.testing.assert_array_equal(np.array(out.read_text().split(), dtype=int),
+                                  load_model(model).predict(X))
+    assert main(["predict", "-q", "--one-based", str(data), str(model), str(out)]) == 1
+    assert "index 0" in _error_line(capsys)[1]
+
+
+def test_training_accuracy_is_that_of_the_saved_model(dataset, train_file, tmp_path, capsys):
+    X, y = dataset
+    model = tmp_path / "m.npz"
+    assert main(["train", "--solver", "huber", str(train_file), str(model)]) == 0
+    out, _ = capsys.readouterr()
+    correct = int(np.sum(load_model(model).predict(X) == y))
+    assert f"Training accuracy: {100 * correct / 300:.4f}% ({correct}/300)" in out
