@@ -100,9 +100,9 @@ def cholesky_factor(K_mm, rtol=None):
     ``rtol * lambda_max(K_mm)``.
 
     First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, faster than
-    the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two threads, 0.53 against 0.76 s
-    on the one thread of :func:`~fastsvm._blas.serial_lapack`, which holds SciPy's BLAS
-    there for the factorisations and the inverse below): when it
+    the pivoted one on two threads: 0.32 s against 0.64 s at m = 4,000; on the one thread
+    of :func:`~fastsvm._blas.serial_lapack`, which holds SciPy's BLAS there for the
+    factorisations and the inverse below, 0.53-0.88 against 0.76-0.82 s): when it
     succeeds with every pivot above the cut-off, L is as well conditioned as the pivoted
     factor's guarantee and keeps every landmark, so the map is exact on all of them.
     Otherwise (a duplicate landmark, a kernel too wide to tell some apart, an indefinite
