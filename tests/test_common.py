@@ -115,16 +115,36 @@ def test_probabilities_through_calibrated_classifier_cv(name, three_classes):
     assert np.mean(proba.argmax(axis=1) == own) > 0.8
 
 
-@pytest.mark.parametrize("name, param, value", [
-    (name, param, value) for name in sorted(ESTIMATORS)
-    for param, value in [("C", np.inf), ("C", np.nan), ("gamma", np.inf), ("gamma", np.nan),
-                         ("coef0", np.inf)]
-    if param in ESTIMATORS[name]().get_params()])
-def test_non_finite_parameters_are_clear_errors(name, param, value, three_classes):
+def _kernel_cases():
+    """(estimator, kernel) for every kernel of every estimator class that takes coef0."""
+    from sklearn.metrics.pairwise import linear_kernel
+
+    seen = set()
+    for name in sorted(ESTIMATORS):
+        cls = type(ESTIMATORS[name]())
+        if "coef0" in cls().get_params() and cls not in seen:
+            seen.add(cls)
+            for kernel in cls._kernels:
+                yield name, linear_kernel if kernel == "callable" else kernel, kernel
+
+
+NON_FINITE_PARAMETERS = [
+    pytest.param(name, {param: value}, param, id=f"{name}-{param}={value}")
+    for name in sorted(ESTIMATORS)
+    for param, value in [("C", np.inf), ("C", np.nan), ("gamma", np.inf), ("gamma", np.nan)]
+    if param in ESTIMATORS[name]().get_params()] + [
+    # coef0 with every kernel, also where it is unused (rbf, linear, ...): SVC validates it
+    pytest.param(name, {"kernel": kernel, "coef0": value}, "coef0 must be finite",
+                 id=f"{name}-{kernel_name}-coef0={value}")
+    for name, kernel, kernel_name in _kernel_cases() for value in (np.nan, np.inf, -np.inf)]
+
+
+@pytest.mark.parametrize("name, params, match", NON_FINITE_PARAMETERS)
+def test_non_finite_parameters_are_clear_errors(name, params, match, three_classes):
     X, y = three_classes
     clf = ESTIMATORS[name]()
-    with pytest.raises(ValueError, match=param):
-        clf.set_params(**{param: value}).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        clf.set_params(**params).fit(X, y)
 
 
 def test_solvers_that_stop_on_a_tolerance_warn_at_their_cap(three_classes):

@@ -263,6 +263,24 @@ def test_to_local_and_model_file_round_trip(client, tmp_path):
     assert_array_equal(load_model(tmp_path / "m.npz").predict(X), dist.predict(X))
 
 
+@pytest.mark.parametrize("kind", ["pandas", "dask"])
+def test_to_local_keeps_feature_names(client, tmp_path, kind):
+    """A fit on named columns: to_local() keeps feature_names_in_, and the model file written
+    from it loads with the same names (the CLI and save_model see only the local model)."""
+    X, y = _data(n=400)
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=columns)
+    if kind == "dask":
+        frame = dd.from_pandas(frame, npartitions=2)
+    dist = DaskHuberSVC(client=client).fit(frame, y if kind == "pandas" else
+                                           dd.from_pandas(pd.Series(y), npartitions=2))
+    local = dist.to_local()
+    assert local.feature_names_in_.tolist() == columns
+    save_model(local, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert loaded.feature_names_in_.tolist() == columns
+
+
 def _on_a_worker(block):
     distributed.get_worker()            # ValueError outside a worker
     return block

@@ -527,6 +527,27 @@ def test_overflowing_polynomial_kernel_is_refused(name):
         make(name, kernel="poly", gamma=1e300).fit(X, y)
 
 
+@pytest.mark.parametrize("name", ["budget-poly", "nystrom", "pegasos-rbf", "margin-sgd"])
+def test_polynomial_kernel_overflowing_through_a_negative_coef0_is_refused(name):
+    """The bound on the kernel values takes |coef0|: gamma ||x||^2 = 1e120 and coef0 = -1e120
+    cancel in gamma ||x||^2 + coef0, but K(x, x') = (gamma <x, x'> + coef0)^3 reaches
+    (-1e120)^3 between orthogonal rows."""
+    X = np.array([[1e60, 0], [0, 1e60], [1e60, 1], [1, 1e60]] * 5)
+    y = [0, 1, 0, 1] * 5
+    params = {"n_components": 4} if name == "nystrom" else {}
+    with pytest.raises(ValueError, match="polynomial kernel .* overflows"):
+        make(name, kernel="poly", degree=3, gamma=1.0, coef0=-(1e60 * 1e60), **params).fit(X, y)
+
+
+@pytest.mark.parametrize("name, param", [("budget", "budget"), ("nystrom", "n_components")])
+def test_integer_parameter_of_2_to_the_63_is_a_clear_error(name, param):
+    """2**63 is the first integer that int64 cannot hold: refused as such, not left to wrap
+    or to fail inside the compiled code."""
+    X, y = data()
+    with pytest.raises(ValueError, match=f"{param} must be a 64-bit integer"):
+        make(name, **{param: 2**63}).fit(X, y)
+
+
 EXTREME = [1e-300, 1e-30, 1e30, 1e300]
 EXTREME_PARAMETERS = (
     [(name, "C", v) for name in NAMES if name != "margin-sgd" for v in EXTREME]
@@ -598,6 +619,15 @@ def test_lambda_outside_float_range_is_a_clear_error(name):
         make(name, C=1e300).fit(X, y, sample_weight=np.full(len(y), 1e100))
     with pytest.raises(ValueError, match="C=1e-300 is too small"):
         make(name, C=1e-300).fit(X, y, sample_weight=np.full(len(y), 1e-100))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "margin-sgd"])
+def test_subnormal_lambda_is_a_clear_error(name):
+    """lambda = 1 / (C n) = 1e-308 for C=1e306 on 100 rows: not 0, but below float64's
+    normal range (its subnormal numbers lose precision), so refused as well."""
+    X, y = data(n=100)
+    with pytest.raises(ValueError, match=r"C=1e\+306 is too large.*normal range"):
+        fit_quietly(make(name, C=1e306), X, y)
 
 
 @pytest.mark.parametrize("name", NAMES)

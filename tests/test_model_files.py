@@ -285,6 +285,31 @@ def test_more_support_vectors_than_the_budget_allows(models, tmp_path):
         load_model(path)
 
 
+@pytest.mark.parametrize("case", ["pegasos", "budget-shared"])
+def test_n_support_counting_one_more_than_stored(models, tmp_path, case):
+    """n_support_ may not count more support vectors than are stored, not even one more:
+    the only check where the per-model counts need not sum to the stored rows (a kernel
+    PegasosSVC, and a multiclass BudgetSVC whose models share one budget)."""
+    if case == "budget-shared":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # ConvergenceWarning of the short fit
+            clf = BudgetSVC(budget=5, epochs=2, multi_class="ovr", shared_budget=True,
+                            random_state=0).fit(X, Y)
+        save_model(clf, tmp_path / "shared.npz")
+        raw = (tmp_path / "shared.npz").read_bytes()
+        assert _entry(raw, "n_support_").sum() > len(_entry(raw, "support_vectors_"))
+    else:
+        raw = models[case][2]
+    n_sv = len(_entry(raw, "support_vectors_"))
+    n_support = _entry(raw, "n_support_").copy()
+    n_support[0] = n_sv + 1
+    path = tmp_path / "one-more.npz"
+    path.write_bytes(_replace(raw, "n_support_", _npy(n_support)))
+    with pytest.raises(ModelFormatError, match=f"n_support_ counts more support vectors than "
+                                               f"the {n_sv} stored"):
+        load_model(path)
+
+
 # --------------------------------------------------------------------------
 # Malformed files: ModelFormatError naming the file
 # --------------------------------------------------------------------------
@@ -449,6 +474,10 @@ MALFORMED = {
                        lambda raw: _replace(raw, "intercept_", _npy(np.array([np.inf])))),
     "feature-names-wrong-length": ("feature_names_in_ must be 4 strings", lambda raw: _archive(
         _members(raw) + [("feature_names_in_.npy", _npy(np.array(["a", "b"])))])),
+    # no features, support vectors as wide: consistent, but no fit gives such a model
+    "zero-features": ("n_features_in_ must be >= 1", lambda raw: _replace(
+        _replace(raw, "n_features_in_", _npy(np.array(0, dtype=np.int64))), "support_vectors_",
+        _npy(_entry(raw, "support_vectors_")[:, :0].copy()))),
 }
 
 

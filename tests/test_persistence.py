@@ -168,6 +168,17 @@ def test_feature_names_round_trip(binary_model, data, tmp_path):
     _assert_format_error(bad, "feature_names_in_")
 
 
+def test_new_file_gets_the_usual_permissions(binary_model, tmp_path):
+    """A new model file is made 0o666 & ~umask, as open() would make it, not the 0600 of
+    the temporary file it is written to before the rename."""
+    old = os.umask(0o022)
+    try:
+        save_model(binary_model, tmp_path / "m.npz")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "m.npz").stat().st_mode & 0o777 == 0o644
+
+
 def test_save_to_missing_directory(binary_model, tmp_path):
     with pytest.raises(FileNotFoundError):
         save_model(binary_model, tmp_path / "no" / "such" / "m.npz")
@@ -292,11 +303,13 @@ def test_bad_meta(model_file, tmp_path, meta, match):
     _assert_format_error(bad, match)
 
 
-def test_version_too_new(model_file, tmp_path):
+@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 999])
+def test_version_too_new(model_file, tmp_path, version):
+    """Any version above FORMAT_VERSION is refused as too new, the very next one included."""
     meta = _meta(model_file)
-    meta["version"] = 999
-    bad = _rewrite(model_file, tmp_path / "v999.npz", meta=meta)
-    _assert_format_error(bad, "version 999 is newer")
+    meta["version"] = version
+    bad = _rewrite(model_file, tmp_path / f"v{version}.npz", meta=meta)
+    _assert_format_error(bad, f"version {version} is newer")
 
 
 @pytest.mark.parametrize("version", [0, -1, "1", 1.5, None, True])
@@ -618,6 +631,18 @@ def test_margin_sgd_one_vs_one_files(tmp_path):
     old = load_model(_rewrite(tmp_path / "ovr.npz", tmp_path / "old.npz", meta=meta))
     assert old.multi_class == "ovr"
     np.testing.assert_array_equal(old.decision_function(X), clf.decision_function(X))
+
+
+def test_margin_sgd_with_margin_threshold_zero_round_trips(data, tmp_path):
+    """M=0, the smallest margin threshold (M_ >= 0), is valid: its file saves and loads with
+    M_ == 0.0, predicting as saved."""
+    X, y = data
+    clf = MarginSGDSVC(M=0.0, random_state=0).fit(X, y)
+    assert clf.M_ == 0.0
+    save_model(clf, tmp_path / "m0.npz")
+    loaded = load_model(tmp_path / "m0.npz")
+    assert loaded.M_ == 0.0
+    _assert_same_model(clf, loaded, X)
 
 
 def test_margin_sgd_files_from_before_the_cap_load_uncapped(data, tmp_path):

@@ -325,6 +325,8 @@ def test_bad_sample_weights_are_clear_errors(name, weights, match):
 @pytest.mark.parametrize("name", sorted(FAST))
 @pytest.mark.parametrize("class_weight, match", [
     ({0: 0.5}, r"keys that are not classes: \[0\]"),    # test_wrong_class_weight_label
+    # one class weighted, the other not: an unknown key is an error (SVC's rule)
+    ({1: 2.0, 99: 5.0}, r"keys that are not classes: \[99\]"),
     ({1: -1.0, 2: 1.0}, "class_weight must be finite and >= 0"),
     ({1: np.nan, 2: 1.0}, "class_weight must be finite and >= 0"),
     ({1: 0.0, 2: 1.0}, "every sample of class 1 has weight 0"),
