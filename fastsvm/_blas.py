@@ -25,7 +25,7 @@ Two remedies, used together where both libraries are in play:
 case while the products are small, for solvers whose many short products
 alternate with single-threaded compiled steps (BudgetSVC, MarginSGDSVC): on a
 machine with other work a second thread made them several times slower.
-:func:`serial_lapack` holds SciPy's at one thread for NystromSVC's
+:func:`serial_lapack` holds SciPy's at one thread for NystromSVC's small
 factorisations, whose threads synchronise at every block column.
 """
 
@@ -180,36 +180,44 @@ def serial_numpy_blas(multiply_adds):
 
 
 @contextmanager
-def serial_lapack():
+def serial_lapack(order):
     """Hold SciPy's BLAS library, which does ``scipy.linalg``'s factorisations, at one
-    thread while the block runs: for NystromSVC's Cholesky factorisation and triangular
-    inverse of the landmarks' kernel matrix (LAPACK's ``?potrf``, ``?pstrf``, ``?trtri``)
-    and the eigendecompositions beside them.
+    thread while the block runs, when it factorises matrices of ``order`` at most
+    ``_options.SERIAL_LAPACK_MAX_ORDER`` (2,000): for NystromSVC's Cholesky factor and
+    triangular inverse of the landmarks' kernel matrix (LAPACK's ``?potrf``, ``?pstrf``,
+    ``?trtri``) and the leverage sketch's eigendecomposition.
 
     OpenBLAS's threaded factorisations synchronise their threads at every block column,
     so where other processes' threads compete for the cores, each of those steps can wait
     for the scheduler to run the second thread.  On two cores, two threads against one
-    (``?potrf`` / ``?trtri`` of m x m, best of 3; fits: medians of 3, alternating
+    (``?potrf`` / ``?trtri`` of order m, best of 3; fits: medians of 3, alternating
     processes, 2026-11-29):
 
     - beside a test suite running (load 2.5-3.5), the factorisations at two threads
-      took 0.5 / 0.35 s at m = 500 against 2.6 / 5.8 ms at one, 2.2-5.5 / 1.5-3.8 s at
-      m = 4,000 against 0.67-0.77 / 0.67-0.81 s; NystromSVC at its defaults on
-      dense_wide (6,000 rows, 4,000 landmarks) 8.7-9.3 s against 3.9-4.5 s, usps
-      3.5-4.1 against 2.4-2.8 s;
+      took 0.5 / 0.35 s at m = 500 against 2.6 / 5.8 ms at one (a NystromSVC fit on 500
+      rows 0.9 s instead of 0.02 s), 1.1 / 0.03 s at m = 1,000 against 24 / 19 ms,
+      1.3 / 0.86 s at m = 2,000 against 87 / 87 ms, and 2.2-5.5 / 1.5-3.8 s at m = 4,000
+      against 0.67-0.77 / 0.67-0.81 s; NystromSVC at its defaults on dense_wide (6,000
+      rows, 4,000 landmarks) took 8.7-9.3 s against 3.9-4.5 s;
     - beside a process doing two-threaded matrix products, the factorisations alone
-      1.27 s against 32 ms at m = 1,000 and 2.8 s against 0.15 s at m = 2,000 (not at
-      every size: 1.4 against 0.86 s at m = 4,000), while the fits above took the same
-      time either way (dense_wide 6.1-6.5 against 5.9-6.1 s); beside one busy
-      single-threaded process, the same time either way;
-    - idle, the fits took the same time within the machine's noise (dense_wide 3.1-4.0
-      against 2.9-4.1 s, usps 1.5-2.0 against 1.6-2.0 s); the factorisations alone at
-      m = 4,000 0.52 / 0.38 s at two threads against 0.53-0.88 / 0.47-0.73 s at one,
-      so at most about 0.3 s of a 3 s fit.
+      1.27 s against 32 ms at m = 1,000 and 2.8 s against 0.15 s at m = 2,000, 1.4
+      against 0.86 s at m = 4,000, while the dense_wide fit took the same time either
+      way (6.1-6.5 against 5.9-6.1 s);
+    - idle, up to m = 2,000 one thread was as fast (m = 1,000: 17.5 / 18.3 ms at two
+      threads, 12.3 / 16.2 ms at one; m = 2,000: 72 / 69 against 90 / 92 ms), but
+      above it two threads were faster: m = 4,000 0.52 / 0.38 s against 0.53-0.88 /
+      0.47-0.73 s, and the fits at 4,000-6,000 landmarks 10-20 % slower with every
+      factorisation at one thread (wide_sparse, 6,000 landmarks: 5.95-6.08 s against
+      6.63-7.39 s; dense_wide 2.49-2.50 against 2.56-3.22 s).
 
-    The products around them (kernel blocks, the embedding's triangular product) are
-    long calls with few synchronisations, and keep BLAS's threads."""
-    with _held_at_one_thread(scipy_blas()):
+    So the small factorisations, where a second thread gains nothing idle and can cost
+    100x beside other work, run on one thread; the large ones keep BLAS's threads, which
+    is right on an idle machine (on a busy one, limit BLAS's threads for the whole fit:
+    see "Threads on a busy machine" in the README).  The products around them (kernel
+    blocks, the embedding's triangular product) are long calls with few
+    synchronisations, and keep BLAS's threads."""
+    with _held_at_one_thread(scipy_blas() if order <= _options.SERIAL_LAPACK_MAX_ORDER
+                             else None):
         yield
 
 

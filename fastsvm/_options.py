@@ -132,6 +132,9 @@ MARGIN_SGD_BLOCK = 256
 #: against their support vectors) run with NumPy's BLAS at one thread (see
 #: fastsvm._blas.serial_numpy_blas).
 SERIAL_BLAS_BELOW = 2**27
+#: NystromSVC's factorisations of matrices of at most this order (landmarks) run with
+#: SciPy's BLAS at one thread (see fastsvm._blas.serial_lapack).
+SERIAL_LAPACK_MAX_ORDER = 2000
 MARGIN_SGD_DENSE_FROM = 0.05
 MARGIN_SGD_DENSE_COPY_BYTES = 512 * 2**20
 MARGIN_SGD_OFFSET_MIN_GAIN = 0.01

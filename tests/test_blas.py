@@ -230,16 +230,21 @@ def test_small_products_of_budget_and_margin_sgd_run_with_numpys_blas_at_one_thr
 
 
 @pytest.mark.parametrize("landmarks", ["uniform", "leverage"])
-def test_nystrom_factorisations_run_with_scipys_blas_at_one_thread(landmarks, monkeypatch):
+@pytest.mark.parametrize("max_order, threads", [(None, 1), (0, 2)], ids=["small", "large"])
+def test_nystrom_factorisations_run_with_scipys_blas_at_one_thread_when_small(
+        landmarks, max_order, threads, monkeypatch):
     """NystromSVC's LAPACK calls (the landmarks' Cholesky factor, pivoted where the plain
     one fails, its triangular inverse, the leverage sketch's eigendecomposition) run with
-    SciPy's BLAS at one thread (see serial_lapack), and the library has its threads back
-    after the fit."""
+    SciPy's BLAS at one thread up to SERIAL_LAPACK_MAX_ORDER landmarks (here 150), with
+    its threads above (see serial_lapack), and the library has its threads back after
+    the fit."""
     import scipy.linalg
 
     controller = _blas.scipy_blas()
     if controller is None:
         pytest.skip("the BLAS library of scipy.linalg is not known here")
+    if max_order is not None:
+        monkeypatch.setattr(_options, "SERIAL_LAPACK_MAX_ORDER", max_order)
     seen = {}
 
     def spy(module, name):
@@ -263,4 +268,4 @@ def test_nystrom_factorisations_run_with_scipys_blas_at_one_thread(landmarks, mo
     finally:
         _blas._set_threads(controller, before)
     expected = {"dpotrf", "dpstrf", "dtrtri"} | ({"eigh"} if landmarks == "leverage" else set())
-    assert set(seen) == expected and {t for calls in seen.values() for t in calls} == {1}
+    assert set(seen) == expected and {t for calls in seen.values() for t in calls} == {threads}

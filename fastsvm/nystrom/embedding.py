@@ -92,7 +92,6 @@ def _dense_if_small(landmarks):
     return landmarks
 
 
-@serial_lapack()
 def cholesky_factor(K_mm, rtol=None):
     """(kept, L): the indices of the landmarks kept (in pivot order when pivoted), and the
     r x r lower triangular Cholesky factor of K_mm on them, K_JJ = L L^T (Fortran order,
@@ -100,9 +99,9 @@ def cholesky_factor(K_mm, rtol=None):
     ``rtol * lambda_max(K_mm)``.
 
     First by the plain factorisation of all m landmarks (LAPACK's ``?potrf``, faster than
-    the pivoted one on two threads: 0.32 s against 0.64 s at m = 4,000; on the one thread
-    of :func:`~fastsvm._blas.serial_lapack`, which holds SciPy's BLAS there for the
-    factorisations and the inverse below, 0.53-0.88 against 0.76-0.82 s): when it
+    the pivoted one: 0.32 s against 0.64 s at m = 4,000 on two threads, 0.53-0.88 against
+    0.76-0.82 s on one; up to ``_options.SERIAL_LAPACK_MAX_ORDER`` landmarks it runs on one,
+    see :func:`~fastsvm._blas.serial_lapack`): when it
     succeeds with every pivot above the cut-off, L is as well conditioned as the pivoted
     factor's guarantee and keeps every landmark, so the map is exact on all of them.
     Otherwise (a duplicate landmark, a kernel too wide to tell some apart, an indefinite
@@ -115,8 +114,14 @@ def cholesky_factor(K_mm, rtol=None):
     it.  At the defaults the trace decided on ``benchmarks/defaults_vs_svc.py``'s generated
     sets (1,000 to 6,000 landmarks, the smallest pivot 4e-4 to 0.33 against 1e-7 m) and
     Gershgorin's bound on usps at 2,000."""
-    rtol = _options.NYSTROM_RTOL if rtol is None else rtol
     K_mm = np.asarray(K_mm, dtype=np.float64)
+    with serial_lapack(K_mm.shape[0]):
+        return _cholesky_factor(K_mm, _options.NYSTROM_RTOL if rtol is None else rtol)
+
+
+def _cholesky_factor(K_mm, rtol):
+    """:func:`cholesky_factor` of a float64 K_mm at a given ``rtol``, with BLAS's threads as
+    the caller set them."""
     m = K_mm.shape[0]
     factor, info = scipy.linalg.lapack.dpotrf(K_mm, lower=1, clean=1)
     smallest = np.diagonal(factor).min() ** 2 if info == 0 else -np.inf
@@ -156,7 +161,6 @@ def cholesky_factor(K_mm, rtol=None):
     return pivots[:rank] - 1, L
 
 
-@serial_lapack()
 def inverse_factor(L):
     """The map P = L^(-T) (C order, upper triangular) of a factor from :func:`cholesky_factor`,
     by LAPACK's triangular inverse: a third of the work of solving L X = I.
@@ -164,7 +168,8 @@ def inverse_factor(L):
     Raises ValueError when P does not fit the embedding's type (``_options.EMBED_DTYPE``):
     L's entries are about the square root of the kernel values, so kernel values below
     about 1e-76 (features of 1e-38 with a linear kernel) make P overflow float32."""
-    inverse, info = scipy.linalg.lapack.dtrtri(L, lower=1)
+    with serial_lapack(len(L)):
+        inverse, info = scipy.linalg.lapack.dtrtri(L, lower=1)
     if info != 0:
         raise ValueError(f"the inverse of the landmarks' Cholesky factor failed (LAPACK dtrtri "
                          f"info={info})")
@@ -403,7 +408,7 @@ def leverage_draw(problem, sketch, pool, n, m, rng):
     ``LEVERAGE_SKETCH_SIZE`` rows; its cost is pool x sketch^2, independent
     of n.
     """
-    with serial_lapack():
+    with serial_lapack(len(sketch)):
         s, U = scipy.linalg.eigh(problem.block(sketch, sketch), check_finite=False)
     s = np.maximum(s, 0.0)
     M = len(sketch)
