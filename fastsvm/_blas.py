@@ -203,15 +203,15 @@ def serial_lapack(order):
       1.27 s against 32 ms at m = 1,000 and 2.8 s against 0.15 s at m = 2,000, 1.4
       against 0.86 s at m = 4,000, while the dense_wide fit took the same time either
       way (6.1-6.5 against 5.9-6.1 s);
-    - idle, up to m = 2,000 one thread was as fast (m = 1,000: 17.5 / 18.3 ms at two
+    - idle, up to m = 2,000 one thread cost at most 23 ms (m = 1,000: 17.5 / 18.3 ms at two
       threads, 12.3 / 16.2 ms at one; m = 2,000: 72 / 69 against 90 / 92 ms), but
       above it two threads were faster: m = 4,000 0.52 / 0.38 s against 0.53-0.88 /
       0.47-0.73 s, and the fits at 4,000-6,000 landmarks 10-20 % slower with every
       factorisation at one thread (wide_sparse, 6,000 landmarks: 5.95-6.08 s against
       6.63-7.39 s; dense_wide 2.49-2.50 against 2.56-3.22 s).
 
-    So the small factorisations, where a second thread gains nothing idle and can cost
-    100x beside other work, run on one thread; the large ones keep BLAS's threads, which
+    So the small factorisations, where a second thread gains at most 23 ms idle and can
+    cost 100x beside other work, run on one thread; the large ones keep BLAS's threads, which
     is right on an idle machine (on a busy one, limit BLAS's threads for the whole fit:
     see "Threads on a busy machine" in the README).  The products around them (kernel
     blocks, the embedding's triangular product) are long calls with few
