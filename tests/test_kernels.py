@@ -22,7 +22,9 @@ KERNEL_ESTIMATORS = {
     "budget": lambda **kw: BudgetSVC(**{"budget": 60, "maintenance": "remove",
                                         "random_state": 0, **kw}),
     "nystrom": lambda **kw: NystromSVC(**{"n_components": 40, "random_state": 0, **kw}),
-    "pegasos": lambda **kw: PegasosSVC(**{"max_iter": 300, "random_state": 0, **kw}),
+    # one batch size for every kernel ('auto' is 100 for 'linear', 1 for the others)
+    "pegasos": lambda **kw: PegasosSVC(**{"batch_size": 100, "max_iter": 300, "random_state": 0,
+                                          **kw}),
     "margin-sgd": lambda **kw: MarginSGDSVC(**{"M": 1.0, "random_state": 0, **kw}),
 }
 KERNEL_PARAMS = {
@@ -103,8 +105,9 @@ def test_primal_and_kernel_pegasos_agree(data):
     """PegasosSVC(kernel='linear') updates w, kernel='precomputed' its expansion: the same
     iterates on the same batches."""
     X, y = data
-    primal = PegasosSVC(max_iter=300, random_state=0).fit(X, y)
-    dual = PegasosSVC(kernel="precomputed", max_iter=300, random_state=0).fit(X @ X.T, y)
+    params = dict(batch_size=100, max_iter=300, random_state=0)
+    primal = PegasosSVC(**params).fit(X, y)
+    dual = PegasosSVC(kernel="precomputed", **params).fit(X @ X.T, y)
     assert_allclose(dual.decision_function(X[:50] @ X.T), primal.decision_function(X[:50]),
                     rtol=1e-8, atol=1e-8)
 

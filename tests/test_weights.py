@@ -30,7 +30,7 @@ FAST = {
     "nystrom": (NystromSVC, dict(n_components=40)),
     "huber": (HuberSVC, dict(solver="gd", h=0.01, eta0=10.0, tol=1e-9, max_iter=100_000)),
     "pegasos": (PegasosSVC, {}),
-    "pegasos-rbf": (PegasosSVC, dict(kernel="rbf", max_iter=300)),
+    "pegasos-rbf": (PegasosSVC, dict(kernel="rbf")),
     "margin-sgd": (MarginSGDSVC, dict(M=1.0, gamma="scale")),
 }
 STOCHASTIC = ["budget", "nystrom", "pegasos", "pegasos-rbf"]
