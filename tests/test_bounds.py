@@ -904,7 +904,8 @@ def test_kernel_pegasos_takes_one_point_per_step_by_default():
     so its 20 default passes are 20 n single-point steps, and Pegasos' distance to the
     optimum falls with the steps.  On a 4 x 4 checkerboard of 7,000 rows the paper's k = 100
     (1,400 steps) scored 70.4 % where SVC scores 76.8 %; one point per step scores 79.5 %.
-    The linear kernel keeps k = 100 (its steps rewrite all the weights)."""
+    The linear kernel keeps k = 100 (its steps rewrite all the weights).  Below 5,000 rows
+    the steps draw 100,000 points, as 1,000 iterations of 100 did."""
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 4, size=(10000, 2))
     y = (np.floor(X[:, 0]) + np.floor(X[:, 1])) % 2
@@ -914,6 +915,10 @@ def test_kernel_pegasos_takes_one_point_per_step_by_default():
     svc = SVC().fit(X_train, y_train)
     assert rbf.score(X_test, y_test) >= svc.score(X_test, y_test) - 0.01
     assert PegasosSVC(random_state=0).fit(X_train, y_train).n_iter_.tolist() == [20 * 7000 // 100]
+    small = PegasosSVC(kernel="rbf", random_state=0).fit(X_train[:300], y_train[:300])
+    assert small.n_iter_.tolist() == [100_000]
+    linear_small = PegasosSVC(batch_size=7, random_state=0).fit(X_train[:300], y_train[:300])
+    assert linear_small.n_iter_.tolist() == [14286]         # ceil(100,000 / 7)
 
 
 def test_pegasos_compute_gap_false_skips_the_certificate_only():
