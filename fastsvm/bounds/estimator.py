@@ -415,8 +415,8 @@ class PegasosSVC(BaseSVC):
     ``kernel='rbf'`` and the other parameters at their defaults it fits
     slower than ``SVC(C=1, gamma='scale')`` on 11 of the 12 sets of
     ``benchmarks/defaults_vs_svc.py`` with at least 5,000 rows (on phishing
-    3.3 against 3.9 s): 1.8x SVC's time on 30,000 rows of a9a, 4.8x on
-    ijcnn1, 20x on usps (10 one-vs-rest models), 25x on dense_wide, with
+    3.0 against 3.2 s): 2.0x SVC's time on 30,000 rows of a9a, 5.4x on
+    ijcnn1, 18x on usps (10 one-vs-rest models), 24x on dense_wide, with
     test accuracy within 1 point of SVC's on all 13 of its sets.  For a fast
     kernel SVM use :class:`fastsvm.BudgetSVC` or :class:`fastsvm.NystromSVC`.
 
