@@ -398,9 +398,9 @@ class PegasosSVC(BaseSVC):
     one point per step (``batch_size='auto'``) the paper's rule switches to
     plain margins until the next refresh as soon as an iteration prunes
     nothing, which after a refresh is the first point the bound cannot
-    decide: at the defaults the bounds then prune nothing, and the two
-    refreshes of the 20 passes cost 10 % more margins
-    (``margin_bounds=False`` saves them; the same model).  Each margin
+    decide: at the defaults the bounds then prune nothing, and the
+    refreshes, n margins every 10 passes' worth of steps, cost 10 % more
+    margins (``margin_bounds=False`` saves them; the same model).  Each margin
     costs O(n_sv d): for large data sets use
     :class:`fastsvm.BudgetSVC`.  The bound is Cauchy-Schwarz in the feature
     space, which an indefinite kernel lacks: 'sigmoid' and 'poly' with
