@@ -446,7 +446,7 @@ class PegasosSVC(BaseSVC):
 
     Multi-class problems are split one-vs-rest, which some classes resist:
     three concentric shells (``make_gaussian_quantiles``, 6 dimensions and 6
-    noise features, 4,900 training rows, data seeds 0-2) score 12.3-14.1
+    noise features, 4,900 training rows, data seeds 0-2) score 12.4-14.1
     points below SVC's one-vs-one with the RBF kernel, as
     ``OneVsRestClassifier(SVC())`` does (14.6-16.6).
 
