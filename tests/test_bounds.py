@@ -756,11 +756,13 @@ KERNELS = {
 @pytest.mark.parametrize("bias2", [1.0, 0.0])
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("k", [8, 1])             # 1: batch_size='auto' for kernels
 @pytest.mark.usefixtures("csr_loops")
-def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, weighted):
+def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, weighted, k):
     X, y = _problem(n=80, d=4, sparse=sparse)
     lam = 1e-2
-    batches = np.random.default_rng(5).integers(0, 80, size=(40, 8))
+    n_iter = 320 // k
+    batches = np.random.default_rng(5).integers(0, 80, size=(n_iter, k))
     kernel, function = KERNELS[kernel]
     weight = (np.random.default_rng(9).choice([0.5, 1.0, 4.0], len(y)) if weighted
               else np.ones(len(y)))
@@ -771,16 +773,19 @@ def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, w
     packed = PackedData.from_matrix(data)
     diagonal = np.array([function(a, a) for a in dense])
     mean = naive.kernel_pegasos(X, y, lam, batches, None, bias2, weight, function,
-                                average_from=21)
+                                average_from=n_iter // 2 + 1)
+    monkeypatch.setattr(_options, "RESORT_C", 1.0)      # refreshes every n / k steps: 4
     for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         monkeypatch.setattr(_options, "SCALED_REFERENCE", scaled)
-        for average, expected in ((False, want), (True, mean)):   # the mean of iterates 21..40
-            result = solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, 8, 40, bias2,
-                                          margin_bounds, _ReplayBatches(batches),
+        for average, expected in ((False, want), (True, mean)):   # the mean of the last half
+            result = solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, k, n_iter,
+                                          bias2, margin_bounds, _ReplayBatches(batches),
                                           average=average)
             beta = np.zeros(80)
             beta[result.support] = result.dual
             assert_allclose(beta, expected, rtol=1e-9, atol=1e-12)
+            if margin_bounds:
+                assert result.counters[K.PC_REFRESHES] >= 3
 
 
 @pytest.mark.parametrize("margin_bounds", [False, True])
