@@ -421,28 +421,27 @@ class PegasosSVC(BaseSVC):
     kernel SVM use :class:`fastsvm.BudgetSVC` or :class:`fastsvm.NystromSVC`.
 
     Batch size.  A kernel step pays each drawn point's margin, n_SV kernel
-    values, whatever the batch, so at the same number of draws (the default
-    20 passes) one point per step takes k times the steps of batches of k,
-    and Pegasos' distance to the optimum, O(1/(lambda T)), falls with the
-    steps T.  So ``batch_size='auto'`` is 1 for every kernel but 'linear'.
-    Against the paper's k = 100 at the defaults (RBF, C = 1, gamma='scale'),
-    on the generated sets of ``benchmarks/defaults_vs_svc.py``, phishing and
-    skin_nonskin: a lower objective on each (wide_sparse 0.526 against
-    0.621, dense_wide 0.139 against 0.181, phishing 0.122 against 0.128),
-    test accuracy within 1 point of SVC's
-    where k = 100 was 3.15 and 1.05 points below (wide_sparse 71.15 %,
-    dense_wide 96.70 %, SVC 71.25 and 97.15 %), and fewer support vectors,
-    so faster fits (dense_wide 41 against 79 s, phishing 3.3 against 9.8
-    s); on a 4 x 4 checkerboard of
-    7,000 training rows (data seeds 0-2) 1.0-3.3 points above SVC where k =
-    100 was 6.4-7.5 below.  The linear kernel keeps the paper's k = 100:
-    there each step rewrites all n_features + 1 weights (the shrinking, the
-    projection and the average), so one point per step would cost
-    O(n_features) per draw instead of the row's non-zeros.  Below 5,000
-    rows the default T draws at least 100,000 points, as 1,000 iterations of
-    100 did: 20 passes of a few hundred rows are too few steps (on
-    scikit-learn's iris, 120 training rows, 0.89 points below SVC in 5-fold
-    cross-validation against 0.44 with 100,000 draws).
+    values, whatever the batch, so at the same number of draws (the default 20
+    passes) one point per step takes k times the steps of batches of k, and
+    Pegasos' distance to the optimum, O(1/(lambda T)), falls with the steps T.
+    So ``batch_size='auto'`` is 1 for every kernel but 'linear'.  Against the
+    paper's k = 100 at the defaults (RBF, C = 1, gamma='scale'), on the
+    generated sets of ``benchmarks/defaults_vs_svc.py``, phishing and
+    skin_nonskin: a lower objective on each (wide_sparse 0.526 against 0.621,
+    dense_wide 0.139 against 0.181, phishing 0.122 against 0.128), test
+    accuracy within 1 point of SVC's where k = 100 was 3.15 and 1.05 points
+    below (wide_sparse 71.15 %, dense_wide 96.70 %, SVC 71.25 and 97.15 %),
+    and fewer support vectors, so faster fits (dense_wide 41 against 79 s,
+    phishing 3.3 against 9.8 s); on a 4 x 4 checkerboard of 7,000 training
+    rows (data seeds 0-2) 1.0-3.3 points above SVC where k = 100 was 6.4-7.5
+    below.  The linear kernel keeps the paper's k = 100: there each step
+    rewrites all n_features + 1 weights (the shrinking, the projection and the
+    average), so one point per step would cost O(n_features) per draw instead
+    of the row's non-zeros.  Below 5,000 rows the default T draws at least
+    100,000 points, as 1,000 iterations of 100 did: 20 passes of a few hundred
+    rows are too few steps (on scikit-learn's iris, 120 training rows, 0.89
+    points below SVC in 3 x 5-fold cross-validation against 0.44 with 100,000
+    draws).
 
     Multi-class problems are split one-vs-rest, which some classes resist:
     three concentric shells (``make_gaussian_quantiles``, 6 dimensions and 6
