@@ -556,13 +556,14 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
             y_enc = np.searchsorted(classes, y)
         weights, class_weight = self._sample_weights(X, y, y_enc, classes, sample_weight,
                                                      partial)
+        # over every row, those of weight 0 too: the model must take its own training rows;
+        # and before gamma='scale' takes X's variance
+        max_sq_norm = (0.0 if callable(kernel) or kernel == "precomputed"
+                       else check_value_range(X))
         rows = np.flatnonzero(weights > 0)
         if len(rows) < len(weights):
             X = (X[np.ix_(rows, rows)] if kernel == "precomputed" else _safe_indexing(X, rows))
             y_enc, weights = y_enc[rows], weights[rows]
-        # before gamma='scale' takes X's variance
-        max_sq_norm = (0.0 if callable(kernel) or kernel == "precomputed"
-                       else check_value_range(X))
         resolved = Kernel.resolve(kernel, self._gamma_param(), getattr(self, "degree", 3),
                                   getattr(self, "coef0", 0.0), X)
         check_kernel_range(resolved, max_sq_norm)

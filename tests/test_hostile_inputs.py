@@ -631,6 +631,18 @@ def test_subnormal_lambda_is_a_clear_error(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_row_of_weight_zero_is_checked_as_the_others(name):
+    """A row of weight 0 is dropped from training, but the model must still take it: values
+    whose squared norm overflows (or a poly kernel's) are refused at fit, not first at
+    predict on the training rows (found by the property test below)."""
+    X, y = data(n=30)
+    X[0, 0] = 1e200
+    weight = np.ones(len(y))
+    weight[0] = 0.0
+    assert not assert_finite_or_value_error(make(name), X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("weight, C", [(1e-309, 1.0), (1e-309, 1e15), (1e-320, 1e15)])
 def test_subnormal_sample_weights_give_a_finite_model_or_a_clear_error(name, weight, C):
     """Weights so small that n / S overflows: the step weights s_i n / S are formed without
