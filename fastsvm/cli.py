@@ -224,8 +224,7 @@ def _add_estimator_options(train):
     iterative.add_argument("--tol", type=float, dest="tol",
                            help="stopping tolerance (huber, nystrom)")
     iterative.add_argument("--batch-size", type=int, dest="batch_size",
-                           help="points per Pegasos iteration (default: 100 for -t linear, "
-                                "1 for the other kernels)")
+                           help="points per Pegasos iteration (default 1)")
     iterative.add_argument("--no-average", action="store_const", const=False, dest="average",
                            help="pegasos: the last iterate is the model (the paper's), not the "
                                 "average of the last half of the iterates")

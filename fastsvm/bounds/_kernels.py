@@ -79,8 +79,14 @@ N_PEGASOS_COUNTERS = 3
 #: than the rounding error of a stored margin.
 HINGE_SLACK = 1e-9
 
-#: A scale of the dual variables (alpha = scale * stored values, w = scale * sum_s coef_s
-#: phi(sv_s)) below this is folded into the stored values (see :func:`pegasos_steps` and
+#: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
+#: terms are updated incrementally: it covers their cancellation and drift.
+DIST_SLACK = 1e-9
+
+FLOAT_MAX = np.finfo(np.float64).max
+
+#: A scale of the dual variables and of w (alpha = scale * stored values, w = scale * v or
+#: scale * sum_s coef_s phi(sv_s)) below this is folded into the stored values (see :func:`pegasos_steps` and
 #: :func:`kernel_pegasos_steps`).  Between two folds the scale then spans at most six orders
 #: of magnitude, which keeps the lazily averaged sums (scale sum times stored value, minus
 #: the lag) accurate to about 1e-10: with a floor of 1e-100, on unscaled features
@@ -298,8 +304,8 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 @njit(**JIT_OPTIONS)
 def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches, t0, lam,
-                  bias_feature, use_bounds, scaled, rule, u, w_ref, w, update, dual, dual_scale,
-                  average_from, w_sum, dual_lag, scale_sum, counters):
+                  bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched, mark,
+                  dual, dual_scale, average_from, dual_lag, scale_sum, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
@@ -313,12 +319,24 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
     The same steps on the dual variables alpha of w = (1/lambda) sum_i
     alpha_i y_i x_i: alpha <- (1 - 1/t) alpha + 1/(t k) sum_{i in A+} c_i e_i,
     times the projection's factor.  Without projections alpha_i = c_i a_i / (T k)
-    after T iterations, a_i the number of draws of i that were in A+.  They are
-    kept as alpha = ``dual_scale[0]`` * ``dual``, so that shrinking and
-    projecting cost O(1) (see :func:`kernel_pegasos_steps`); they give the
-    duality gap of :func:`fastsvm.bounds.solver.hinge_duality`.
+    after T iterations, a_i the number of draws of i that were in A+.
 
-    ``w`` has n_features + 1 entries; the last multiplies ``bias_feature``
+    **Lazy scale.**  Both are kept scaled: alpha = s ``dual``, w = s ``v`` with
+    v = (1/lambda) sum_i dual_i y_i x_i and s = ``dual_scale[0]``, so the shrink
+    and the projection only change s, and an iteration costs the non-zeros of
+    its batch's rows, not n_features (see :func:`kernel_pegasos_steps`).  The
+    violators' sum Delta = sum_{A+} c_i y_i x_i is gathered in ``update``, which
+    is zero between iterations, on the columns listed in ``touched`` (every
+    column for dense rows; ``mark[f]`` is the last iteration that listed column
+    f), and v += Delta / (lambda t k s) there.  ||v||^2 and
+    <v, w_ref> follow from <v, Delta>, ||Delta||^2 and <w_ref, Delta> on those
+    columns; they are computed afresh at each call (and <v, w_ref> at each
+    refresh).  A scale
+    below ``SCALE_FLOOR`` is folded into v and ``dual``.  Returns False, and
+    stops, when ||v||^2 overflows (features or weights too extreme for float64:
+    the iterates would be lost), else True.
+
+    ``v`` has n_features + 1 entries; the last multiplies ``bias_feature``
     (1.0 for a regularised offset, 0.0 for none).  With ``use_bounds`` the
     stored margins ``u`` of ``w_ref`` and the norms ``norms`` (of (x_i,
     bias_feature)) decide a point without its margin when its bound clears 1;
@@ -335,89 +353,151 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
     tightest for a = <w, w_ref> / ||w_ref||^2.  Pegasos shrinks w by
     (1 - 1/t) every step, which the paper's bound (a = 1) counts as change
     in w; the scaled bound only sees the change in direction.
+    ||w - a w_ref||^2 = ||w||^2 - 2 a <w, w_ref> + a^2 ||w_ref||^2 from the
+    three kept terms, with the slack ``DIST_SLACK`` for their rounding.
 
-    Averaging: from iteration ``average_from`` on, every iterate w_t (after
-    its projection) is added to ``w_sum``, and the sum of the dual iterates
-    alpha_t = s_t d(t) (s = ``dual_scale``, d = ``dual``) is kept lazily:
-    with S_t = sum of s_tau over the averaged tau <= t (``scale_sum[0]``),
-    sum_t s_t d_i(t) = S_T d_i(T) - sum of inc S_(tau-1) over the increments
-    inc of d_i in iterations tau, the latter sum kept in ``dual_lag[i]``, so an
-    iteration costs O(1) per violator (see :func:`fastsvm.bounds.solver.solve_pegasos`).
+    Averaging: from iteration ``average_from`` on, the sum of the dual iterates
+    alpha_t = s_t d(t) (d = ``dual``) is kept lazily: with S_t = sum of s_tau
+    over the averaged tau <= t (``scale_sum[0]``), sum_t s_t d_i(t) = S_T d_i(T)
+    - sum of inc S_(tau-1) over the increments inc of d_i in iterations tau,
+    the latter sum kept in ``dual_lag[i]``, so an iteration costs O(1) per
+    violator; the averaged w is (1/lambda) sum_i alpha_i y_i x_i of that average
+    (see :func:`fastsvm.bounds.solver.solve_pegasos`).
     """
     n = u.shape[0]
     k = batches.shape[1]
-    radius = 1.0 / np.sqrt(lam)
-    ref_norm = np.sqrt(np.sum(w_ref * w_ref))
+    d1 = v.shape[0]
+    last = d1 - 1
+    radius2 = 1.0 / lam
+    v_norm2 = np.sum(v * v)
+    v_cross = np.sum(v * w_ref)         # <v, w_ref>
+    ref_norm2 = np.sum(w_ref * w_ref)
+    n_touched = 0
     for it in range(batches.shape[0]):
         t = t0 + it + 1
-        shrink = 1.0 - 1.0 / t
-        # alpha_t's scale: (1 - 1/t) times the previous one (w_1 = 0: none before t = 1)
-        dual_scale[0] = dual_scale[0] * shrink if t > 1 else 1.0
-        step_dual = 1.0 / (t * k * dual_scale[0])
+        scale = dual_scale[0]           # w_t = scale v
+        # w_(t+1) = shrunk (v + Delta / (lambda t k shrunk)), then projected
+        shrunk = scale * (1.0 - 1.0 / t) if t > 1 else 1.0    # w_1 = 0: no scale before
+        dual_step = 1.0 / (t * k * shrunk)
+        step = dual_step / lam
         bounded = use_bounds
         w_dist = 0.0
+        reach0 = 0.0
         a = 1.0
         if use_bounds:
             if resort_due(rule, t, k):
                 for i in range(n):
-                    u[i] = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i)
-                w_ref[:] = w
-                ref_norm = np.sqrt(np.sum(w_ref * w_ref))
+                    u[i] = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
+                                           bias_feature, i)
+                for f in range(d1):
+                    w_ref[f] = scale * v[f]
+                # (||v||^2 is left as it runs: recomputed here, it would round the iterates
+                # apart from those without bounds)
+                v_cross = np.sum(v * w_ref)
+                ref_norm2 = np.sum(w_ref * w_ref)
                 record_resort(rule, t)
                 counters[PC_REFRESHED] += n
                 counters[PC_REFRESHES] += 1
             bounded = rule[R_PLAIN] == 0.0
             if bounded:
-                if scaled and ref_norm > 0.0:
-                    a = np.sum(w * w_ref) / (ref_norm * ref_norm)
-                d2 = 0.0
-                for f in range(w.shape[0]):
-                    d2 += (w[f] - a * w_ref[f]) ** 2
+                nw2, cross = scale * scale * v_norm2, scale * v_cross
+                a = cross / ref_norm2 if scaled and ref_norm2 > 0.0 else 1.0
+                d2 = (max(nw2 - 2.0 * a * cross + a * a * ref_norm2, 0.0)
+                      + DIST_SLACK * (nw2 + a * a * ref_norm2))
                 w_dist = np.sqrt(d2)
-        update[:] = 0.0
+                reach0 = abs(a) * np.sqrt(ref_norm2) + w_dist
         examined = 0
+        any_violator = False
         for j in range(k):
             i = batches[it, j]
             if bounded:
                 center = a * u[i]
-                reach = w_dist * norms[i] + HINGE_SLACK * (
-                    1.0 + (abs(a) * ref_norm + w_dist) * norms[i])
+                reach = w_dist * norms[i] + HINGE_SLACK * (1.0 + reach0 * norms[i])
                 if center - reach > 1.0:
                     continue
                 violates = center + reach < 1.0
                 if not violates:
                     examined += 1
-                    violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature,
-                                       i) < 1.0
+                    violates = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
+                                               bias_feature, i) < 1.0
             else:
                 examined += 1
-                violates = _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i) < 1.0
+                violates = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
+                                           bias_feature, i) < 1.0
             if violates:
-                dual[i] += weight[i] * step_dual
-                dual_lag[i] += weight[i] * step_dual * scale_sum[0]
-                row_axpy(X, data, indices, indptr, is_sparse, i, weight[i] * y[i], update)
-                update[w.shape[0] - 1] += weight[i] * y[i] * bias_feature
+                any_violator = True
+                dual[i] += weight[i] * dual_step
+                dual_lag[i] += weight[i] * dual_step * scale_sum[0]
+                c = weight[i] * y[i]
+                if is_sparse:
+                    for p in range(indptr[i], indptr[i + 1]):
+                        f = indices[p]
+                        if mark[f] != t:
+                            mark[f] = t
+                            touched[n_touched] = f
+                            n_touched += 1
+                        update[f] += c * data[p]
+                else:
+                    row_axpy(X, data, indices, indptr, is_sparse, i, c, update)
+                update[last] += c * bias_feature
         counters[PC_EXAMINED] += examined
         if use_bounds:
             record_pruned(rule, k - examined)
-        scale = 1.0 / (lam * t * k)
-        sq = 0.0
-        for f in range(w.shape[0]):
-            w[f] = shrink * w[f] + scale * update[f]
-            sq += w[f] * w[f]
-        if sq > radius * radius:
-            w *= radius / np.sqrt(sq)
-            dual_scale[0] *= radius / np.sqrt(sq)
+        scale = shrunk
+        if any_violator:
+            vd = 0.0
+            dd = 0.0
+            rd = 0.0
+            if is_sparse:
+                touched[n_touched] = last
+                n_touched += 1
+                for q in range(n_touched):
+                    f = touched[q]
+                    g = update[f]
+                    vd += v[f] * g
+                    dd += g * g
+                    rd += w_ref[f] * g
+                    v[f] += step * g
+                    update[f] = 0.0
+                n_touched = 0
+            else:
+                for f in range(d1):
+                    g = update[f]
+                    vd += v[f] * g
+                    dd += g * g
+                    rd += w_ref[f] * g
+                    v[f] += step * g
+                    update[f] = 0.0
+            v_norm2 += 2.0 * step * vd + step * step * dd
+            v_cross += step * rd
+            if not v_norm2 <= FLOAT_MAX:    # inf or nan (np.isfinite compiled to True here)
+                return False
+        if scale * scale * v_norm2 > radius2:
+            scale *= np.sqrt(radius2 / (scale * scale * v_norm2))
         if t >= average_from:
-            w_sum += w
-            scale_sum[0] += dual_scale[0]
-        if dual_scale[0] < SCALE_FLOOR:     # fold the scale into dual (see SCALE_FLOOR)
+            scale_sum[0] += scale
+        if scale < SCALE_FLOOR:         # fold the scale into v and dual (see SCALE_FLOOR)
             # the averaged sum so far, S d - dual_lag, moves into dual_lag, and S restarts
             # at 0 in the new units (dividing S by the scale would overflow it)
             dual_lag -= scale_sum[0] * dual
             scale_sum[0] = 0.0
-            dual *= dual_scale[0]
-            dual_scale[0] = 1.0
+            dual *= scale
+            v *= scale
+            v_norm2 *= scale * scale
+            v_cross *= scale
+            scale = 1.0
+        dual_scale[0] = scale
+    return True
+
+
+@njit(**JIT_OPTIONS)
+def combine_rows(X, data, indices, indptr, is_sparse, coef, bias_feature, out):
+    """out += sum_i coef_i (x_i, bias_feature): the last entry is the offset feature's."""
+    last = out.shape[0] - 1
+    for i in range(coef.shape[0]):
+        if coef[i] != 0.0:
+            row_axpy(X, data, indices, indptr, is_sparse, i, coef[i], out)
+            out[last] += coef[i] * bias_feature
 
 
 # kernel Pegasos state indices (float64 array)
@@ -427,11 +507,6 @@ KS_CROSS = 2          # <w, w_ref>
 KS_REF_NORM2 = 3      # ||w_ref||^2
 KS_SCALE_SUM = 4      # sum of the scales of the averaged iterates so far
 N_KSTATE = 5
-
-#: Relative slack on ||w - w_ref||^2 = ||w||^2 - 2 <w, w_ref> + ||w_ref||^2, whose three
-#: terms are updated incrementally: it covers their cancellation and drift.
-DIST_SLACK = 1e-9
-
 
 @njit(**JIT_OPTIONS)
 def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, gamma, degree,

@@ -22,12 +22,6 @@ from .solver import (HUBER_SOLVERS, hinge_duality, solve_huber, solve_kernel_peg
 #: the data, and at least ``MIN_PEGASOS_DRAWS`` points drawn (1,000 iterations of 100).
 DEFAULT_PEGASOS_EPOCHS = 20
 MIN_PEGASOS_DRAWS = 100_000
-#: PegasosSVC's ``batch_size='auto'``: the paper's k = 100 for the linear kernel, where a
-#: batch's points share one O(n_features) step; one point per step for the other kernels
-#: (kernel Pegasos as Shalev-Shwartz et al. run it), where a point costs its margin
-#: whatever the batch, so T k draws buy k times the steps.
-LINEAR_BATCH_SIZE = 100
-KERNEL_BATCH_SIZE = 1
 
 
 def _linear_decision(X, coef):
@@ -381,7 +375,14 @@ class PegasosSVC(BaseSVC):
     u_i -/+ ||w - w'|| ||x_i|| lies entirely above (or below) 1 is decided
     without computing its margin.  The violating set, and so the model, is
     the same as with ``margin_bounds=False``.  See
-    :func:`fastsvm.bounds._kernels.pegasos_steps`.
+    :func:`fastsvm.bounds._kernels.pegasos_steps`.  At one point per step
+    (the default ``batch_size``) the paper's rule switches to plain margins
+    until the next refresh as soon as an iteration prunes nothing, which
+    after a refresh is the first point the bound cannot decide: at the
+    defaults the bounds then prune next to nothing, and the refreshes, n
+    margins every 10 passes' worth of steps, cost 5-10 % more margins
+    (``margin_bounds=False`` saves them; the same model).  They pay with
+    batches, as in the paper's experiments.
 
     With any other kernel ('rbf', 'poly', 'sigmoid', 'precomputed' or a
     callable, as in SVC) the same iteration runs in the kernel's feature
@@ -394,14 +395,8 @@ class PegasosSVC(BaseSVC):
     the margin by more than ||w - w'|| (separable data, late iterations) and
     the refresh of all n stored margins, n * n_sv kernel values, is rare; it
     costs when the support vectors are a large share of the data (noisy
-    sets, small C), since every margin costs n_sv kernel values anyway.  At
-    one point per step (``batch_size='auto'``) the paper's rule switches to
-    plain margins until the next refresh as soon as an iteration prunes
-    nothing, which after a refresh is the first point the bound cannot
-    decide: at the defaults the bounds then prune nothing, and the
-    refreshes, n margins every 10 passes' worth of steps, cost 10 % more
-    margins (``margin_bounds=False`` saves them; the same model).  Each margin
-    costs O(n_sv d): for large data sets use
+    sets, small C), since every margin costs n_sv kernel values anyway.  Each
+    margin costs O(n_sv d): for large data sets use
     :class:`fastsvm.BudgetSVC`.  The bound is Cauchy-Schwarz in the feature
     space, which an indefinite kernel lacks: 'sigmoid' and 'poly' with
     ``coef0 < 0`` need ``margin_bounds=False``, and the steps then descend no
@@ -420,26 +415,31 @@ class PegasosSVC(BaseSVC):
     test accuracy within 1 point of SVC's on all 13 of its sets.  For a fast
     kernel SVM use :class:`fastsvm.BudgetSVC` or :class:`fastsvm.NystromSVC`.
 
-    Batch size.  A kernel step pays each drawn point's margin, n_SV kernel
-    values, whatever the batch, so at the same number of draws (the default 20
-    passes) one point per step takes k times the steps of batches of k, and
-    Pegasos' distance to the optimum, O(1/(lambda T)), falls with the steps T.
-    So ``batch_size='auto'`` is 1 for every kernel but 'linear'.  Against the
-    paper's k = 100 at the defaults (RBF, C = 1, gamma='scale'), on the
-    generated sets of ``benchmarks/defaults_vs_svc.py``, phishing and
-    skin_nonskin: a lower objective on each (wide_sparse 0.526 against 0.621,
-    dense_wide 0.139 against 0.181, phishing 0.122 against 0.128), test
-    accuracy within 1 point of SVC's where k = 100 was 3.15 and 1.05 points
-    below (wide_sparse 71.15 %, dense_wide 96.70 %, SVC 71.25 and 97.15 %),
-    and fewer support vectors, so faster fits (dense_wide 41 against 79 s,
-    phishing 3.3 against 9.8 s); on a 4 x 4 checkerboard of 7,000 training
-    rows (data seeds 0-2) 1.0-3.3 points above SVC where k = 100 was 6.4-7.5
-    below.  The linear kernel keeps the paper's k = 100: there each step
-    rewrites all n_features + 1 weights (the shrinking, the projection and the
-    average), so one point per step would cost O(n_features) per draw instead
-    of the row's non-zeros.  Below 5,000 rows the default T draws at least
-    100,000 points, as 1,000 iterations of 100 did: 20 passes of a few hundred
-    rows are too few steps (on scikit-learn's iris, 120 training rows, 0.89
+    Batch size.  A step pays its points' margins whatever the batch: n_SV
+    kernel values each with a kernel, the row's non-zeros with 'linear',
+    where w is kept as a scale times a vector (see
+    :func:`fastsvm.bounds._kernels.pegasos_steps`), so that the shrink and the
+    projection cost O(1) and no step touches all n_features weights.  So at
+    the same number of draws (the default 20 passes) one point per step takes
+    k times the steps of batches of k, and Pegasos' distance to the optimum,
+    O(1/(lambda T)), falls with the steps T: ``batch_size=1`` is the default
+    (the paper's experiments use k = 100 and 1,000).  Against k = 100 at the
+    defaults (C = 1), with the RBF kernel (gamma='scale'), on the generated
+    sets of ``benchmarks/defaults_vs_svc.py``, phishing and skin_nonskin: a
+    lower objective on each (wide_sparse 0.526 against 0.621, dense_wide 0.139
+    against 0.181, phishing 0.122 against 0.128), test accuracy within 1 point
+    of SVC's where k = 100 was 3.15 and 1.05 points below (wide_sparse
+    71.15 %, dense_wide 96.70 %, SVC 71.25 and 97.15 %), and fewer support
+    vectors, so faster fits (dense_wide 41 against 79 s, phishing 3.3 against
+    9.8 s); on a 4 x 4 checkerboard of 7,000 training rows (data seeds 0-2)
+    1.0-3.3 points above SVC where k = 100 was 6.4-7.5 below.  With the
+    linear kernel, on the 13 sets of that benchmark: a lower objective on 12
+    (a9a 0.368 against 0.670, usps 0.098 against 0.234, covtype 0.584 against
+    1.015; sphere 0.994 against 0.993), and test accuracy within 1 point of
+    ``LinearSVC(loss='hinge')``'s on all 13 (k = 100: 2.80 points below on
+    wide_sparse).  Below 5,000 rows the default T draws at least 100,000
+    points, as 1,000 iterations of 100 did: 20 passes of a few hundred rows
+    are too few steps (on scikit-learn's iris, 120 training rows, RBF: 0.89
     points below SVC in 3 x 5-fold cross-validation against 0.44 with 100,000
     draws).
 
@@ -449,20 +449,22 @@ class PegasosSVC(BaseSVC):
     points below SVC's one-vs-one with the RBF kernel, as
     ``OneVsRestClassifier(SVC())`` does (14.6-16.6).
 
-    Averaging.  The last iterate follows the last batches: with small lambda
-    (large C, many rows) its steps 1/(lambda t) stay large, and it is noisy
-    (a9a, linear, C = 1, default T: 78.7-84.6 % test accuracy over seeds
-    0-3).  The average of the last half of the iterates (suffix averaging:
+    Averaging.  The last iterate follows the last draws: with small lambda
+    (large C, many rows) its steps 1/(lambda t) stay large, and it is
+    noisy.  The average of the last half of the iterates (suffix averaging:
     Rakhlin, Shamir & Sridharan, ICML 2012) is the iterate's rate-optimal
     companion, O(1/(lambda T)) from the optimum in expectation where the last
     iterate is only known to be within O(log(T)/(lambda T)), and it costs
-    O(n_features) per iteration (linear) or O(1) per violator (kernels, kept
-    lazily): a9a 84.86-85.01 %; covtype (30,000 rows) 74.9 +- 0.4 %
-    against 66.6 +- 4.4 %, the 5-class set of ``benchmarks/_generated.py``
-    71.0 % against 57.8 % (LinearSVC: 75.6 %, 70.9 %).  The averaged dual
-    variables are kept alongside, so the certificate below holds for the
-    average.  The iterates, and so the margins the bounds skip, are the
-    same either way.
+    O(1) per violator, kept lazily as the average of the dual variables, from
+    which the linear kernel's averaged w = (1/lambda) sum_i alpha_i y_i x_i
+    is formed once at the end.  Linear, C = 1, default T, seeds 0-3, on
+    ``benchmarks/defaults_vs_svc.py``'s 30,000-row a9a: 84.95-85.02 % test
+    accuracy where the last iterate scores 82.85-84.27 %; covtype (30,000
+    rows) 76.0 +- 0.1 % against 73.9 +- 1.6 %, the 5-class set of
+    ``benchmarks/_generated.py`` 71.4 % against 60.4 % (LinearSVC: 75.6 %,
+    70.9 %).  The averaged dual variables are the average's dual point, for
+    the certificate below.  The iterates, and so the margins the bounds
+    skip, are the same either way.
 
     Optimality certificate.  Training runs the paper's fixed number of
     iterations T; ``training_info_`` then reports how far the returned model
@@ -481,12 +483,13 @@ class PegasosSVC(BaseSVC):
     projections alpha_i = c_i a_i / (T k), a_i the number of draws of i that
     violated the margin, a running average that can exceed the box (a point
     drawn more often than T k / n times).  Its clipping min(alpha_i, u_i) is
-    dual-feasible, and ``duality_gap`` = P(w) - D(min(alpha, u)) >= P(w) - P*
-    is a certificate.  It is loose for the last iterate: the average mixes
-    the early iterates' violations and the clipping removes mass (a9a,
-    linear, C = 0.1, default T: gap 0.22 for a true P(w) - P* of 0.020, and
-    0.045 for 0.0007 at 5 T), which is also why it is not offered as a
-    stopping rule.  It costs one pass of decision values over the training
+    dual-feasible, and so is its best multiple theta min(alpha, u) in the box
+    (see :func:`fastsvm.bounds.solver.hinge_duality`), and ``duality_gap`` =
+    P(w) - D(theta min(alpha, u)) >= P(w) - P* is a certificate.  It is
+    loose: the average mixes the early iterates' violations and the clipping
+    removes mass (a9a, linear, C = 0.1, default T: gap 0.205 for a true
+    P(w) - P* of 0.0006, and 0.048 for 0.00013 at 5 T), which is also why it
+    is not offered as a stopping rule.  It costs one pass of decision values over the training
     rows after the fit: O(nnz) for the linear kernel (milliseconds), n * n_SV
     kernel values otherwise (``time_certificate_s``: 7 % of a default RBF
     fit on 30,000 rows of a9a and on phishing); ``compute_gap=False`` skips
@@ -497,15 +500,17 @@ class PegasosSVC(BaseSVC):
     from centred (see :func:`mean_share`): a common offset slows Pegasos
     without raising the objective above 1.
 
-    The default T of about 20 passes does not always reach the optimum, and
-    the certificate is too loose to tell (linear, on the 13 sets of
-    ``benchmarks/defaults_vs_svc.py``, its gap is 26-169 % of the objective,
-    where the accuracy is at most 1 point below ``LinearSVC(loss='hinge')``'s
-    on 11 of them).  Measured at data seeds 0-2 on 9,800 rows of sparse
-    tf-idf-like text (10,000 features), linear: 3.1-5.4 points below
-    LinearSVC (objective 0.61-0.63; 10 T: 0.5-1.3 points below, 0.50-0.52).
-    Raise ``max_iter`` there, or use :class:`fastsvm.HuberSVC` (linear) or
-    :class:`fastsvm.BudgetSVC`.
+    The default T of about 20 passes comes near the optimum, but the
+    certificate is too loose to tell (linear, on the 13 sets of
+    ``benchmarks/defaults_vs_svc.py``, its gap is 15-100 % of the objective,
+    where the test accuracy is within 1 point of ``LinearSVC(loss='hinge')``'s
+    on all 13).  On sparse tf-idf-like text (9,800 rows, 10,000 features,
+    data seed 0), linear: an objective of 0.552 against the hinge optimum's
+    0.533 (10 T: 0.536), and 2.2 points below ``LinearSVC()``, whose squared
+    hinge leads the hinge optimum by 2.3 points there (data seeds 1 and 2:
+    1.7 and 2.9 below).  Raise ``max_iter`` for the last percents of the
+    objective, or use :class:`fastsvm.HuberSVC` (linear, certified by its
+    duality gap) or :class:`fastsvm.BudgetSVC`.
 
     Parameters
     ----------
@@ -519,9 +524,9 @@ class PegasosSVC(BaseSVC):
         Degree of the 'poly' kernel.
     coef0 : float, default=0.0
         Constant of the 'poly' and 'sigmoid' kernels.
-    batch_size : int or 'auto', default='auto'
-        Points per iteration k; 'auto' is the paper's 100 for the linear
-        kernel and 1 for the others (see Batch size above).
+    batch_size : int, default=1
+        Points per iteration k (see Batch size above; the paper's experiments
+        use 100 and 1,000).
     max_iter : int or None, default=None
         Iterations T; None means ceil(max(20 n_samples, 100,000) / k):
         about 20 passes over the data, and at least 100,000 points drawn.
@@ -595,7 +600,7 @@ class PegasosSVC(BaseSVC):
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither")],
         **KERNEL_CONSTRAINTS,
-        "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "average": ["boolean"],
         "fit_intercept": ["boolean"],
@@ -606,7 +611,7 @@ class PegasosSVC(BaseSVC):
     }
 
     def __init__(self, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0,
-                 batch_size="auto", max_iter=None, average=True, fit_intercept=True,
+                 batch_size=1, max_iter=None, average=True, fit_intercept=True,
                  class_weight=None, margin_bounds=True, compute_gap=True, n_jobs=None,
                  random_state=None, verbose=0):
         self.C = C
@@ -638,8 +643,6 @@ class PegasosSVC(BaseSVC):
         n = problem.n_samples
         lam = problem.lam(self.C)
         k = self.batch_size
-        if k == "auto":
-            k = LINEAR_BATCH_SIZE if linear else KERNEL_BATCH_SIZE
         n_iter = (-(-max(MIN_PEGASOS_DRAWS, DEFAULT_PEGASOS_EPOCHS * n) // k)
                   if self.max_iter is None else self.max_iter)
         bias_feature = 1.0 if self.fit_intercept else 0.0

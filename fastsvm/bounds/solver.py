@@ -6,7 +6,8 @@ for n points with s*d stored entries each:
 
 * gradient descent: SortTime = s d n + n log2 n + d, EvalTime = s d n + d;
 * Pegasos (Alg. 3 refreshes the stored margins without sorting):
-  SortTime = s d n + d, EvalTime = k s d + d for a batch of k;
+  SortTime = s d n + d, EvalTime = k s d for a batch of k (its w is kept
+  scaled, so an iteration touches only its batch's entries);
 * LossTime = s d (one point), SortPeriod = c SortTime / EvalTime and
   SortCost = SortTime / LossTime, with c = ``fastsvm._options.RESORT_C``.
 """
@@ -21,12 +22,13 @@ from .. import _options
 from . import _kernels as K
 
 
-def resort_schedule(packed, eval_points, sort=True):
-    """(SortPeriod, SortCost) of eqs. (3)-(4) for evaluations of ``eval_points`` points."""
+def resort_schedule(packed, eval_points, pegasos=False):
+    """(SortPeriod, SortCost) of eqs. (3)-(4) for evaluations of ``eval_points`` points, by
+    gradient descent or, with ``pegasos``, by Pegasos (module docstring)."""
     n, d = packed.n_samples, packed.n_features
     point = max(1.0, packed.density * d)
-    sort_time = point * n + (n * np.log2(max(n, 2)) if sort else 0.0) + d
-    eval_time = point * eval_points + d
+    sort_time = point * n + (0.0 if pegasos else n * np.log2(max(n, 2))) + d
+    eval_time = point * eval_points + (0.0 if pegasos else d)
     return _options.RESORT_C * sort_time / eval_time, sort_time / point
 
 
@@ -479,27 +481,33 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     """
     n, d = packed.n_samples, packed.n_features
     norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
-    w = np.zeros(d + 1)
+    v = np.zeros(d + 1)                 # w = dual_scale[0] * v
     w_ref = np.zeros(d + 1)
     u = np.zeros(n)                     # margins of w_ref = 0
-    update = np.empty(d + 1)
-    rule = K.new_rule(*resort_schedule(packed, batch_size, sort=False))
+    update = np.zeros(d + 1)
+    touched = np.empty(d + 1, dtype=np.int64)
+    mark = np.zeros(d + 1, dtype=np.int64)
+    rule = K.new_rule(*resort_schedule(packed, batch_size, pegasos=True))
     dual = np.zeros(n)
     dual_scale = np.ones(1)
     first = average_from(n_iter, average)
-    w_sum, dual_lag, scale_sum = np.zeros(d + 1), np.zeros(n), np.zeros(1)
+    dual_lag, scale_sum = np.zeros(n), np.zeros(1)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
-                        margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, w, update,
-                        dual, dual_scale, first, w_sum, dual_lag, scale_sum, counters)
+        if not K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
+                               margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, v,
+                               update, touched, mark, dual, dual_scale, first, dual_lag,
+                               scale_sum, counters):
+            # ||w|| overflowed: a non-finite model, which the estimator reports as overflow
+            return PegasosResult(np.full(d + 1, np.nan), n_iter, np.full(n, np.nan), counters)
         if progress is not None:
             progress.update(batches.shape[0])
-    averaged = n_iter - first + 1
-    return PegasosResult(w_sum / averaged, n_iter, (scale_sum[0] * dual - dual_lag) / averaged,
-                         counters)
+    dual = (scale_sum[0] * dual - dual_lag) / (n_iter - first + 1)
+    w = np.zeros(d + 1)                 # the averaged w = (1/lambda) sum_i alpha_i y_i (x_i, b)
+    K.combine_rows(*packed.arrays, dual * y / lam, bias_feature, w)
+    return PegasosResult(w, n_iter, dual, counters)
 
 
 def hinge_duality(margins, lam_w_norm2, dual, dual_norm2, upper, lam):
