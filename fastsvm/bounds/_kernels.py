@@ -373,6 +373,9 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
     v_cross = np.sum(v * w_ref)         # <v, w_ref>
     ref_norm2 = np.sum(w_ref * w_ref)
     n_touched = 0
+    if not is_sparse:
+        for f in range(d1):
+            touched[f] = f
     for it in range(batches.shape[0]):
         t = t0 + it + 1
         scale = dual_scale[0]           # w_t = scale v
@@ -445,29 +448,23 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
             record_pruned(rule, k - examined)
         scale = shrunk
         if any_violator:
-            vd = 0.0
-            dd = 0.0
-            rd = 0.0
             if is_sparse:
                 touched[n_touched] = last
                 n_touched += 1
-                for q in range(n_touched):
-                    f = touched[q]
-                    g = update[f]
-                    vd += v[f] * g
-                    dd += g * g
-                    rd += w_ref[f] * g
-                    v[f] += step * g
-                    update[f] = 0.0
-                n_touched = 0
             else:
-                for f in range(d1):
-                    g = update[f]
-                    vd += v[f] * g
-                    dd += g * g
-                    rd += w_ref[f] * g
-                    v[f] += step * g
-                    update[f] = 0.0
+                n_touched = d1          # every column (listed in order above)
+            vd = 0.0
+            dd = 0.0
+            rd = 0.0
+            for q in range(n_touched):
+                f = touched[q]
+                g = update[f]
+                vd += v[f] * g
+                dd += g * g
+                rd += w_ref[f] * g
+                v[f] += step * g
+                update[f] = 0.0
+            n_touched = 0
             v_norm2 += 2.0 * step * vd + step * step * dd
             v_cross += step * rd
             if not v_norm2 <= FLOAT_MAX:    # inf or nan (np.isfinite compiled to True here)
