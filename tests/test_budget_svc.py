@@ -875,3 +875,18 @@ def test_linear_kernel_merges_need_one_model_per_budget():
     many = BudgetSVC(kernel="linear", random_state=0).fit(X, y)
     assert many.training_info_["multi_class"] == "ovr" and len(many.n_support_) == 40
     assert many.score(X, y) > 0.99
+
+
+def test_a_shared_budget_under_one_vs_one_says_it_is_unused():
+    """shared_budget=True concerns one-vs-rest models; where the classes are split one-vs-one
+    (multi_class='auto' up to 30 classes) every pair keeps its own budget, and the fit says so
+    instead of ignoring the request silently."""
+    X, y = make_blobs(300, centers=3, random_state=0)
+    with pytest.warns(UserWarning, match="shared_budget=True is for one-vs-rest .* 3 classes"):
+        pairs = BudgetSVC(shared_budget=True, random_state=0).fit(X, y)
+    assert pairs.training_info_["multi_class"] == "ovo"
+    assert pairs.training_info_["shared_budget"] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        shared = BudgetSVC(shared_budget=True, multi_class="ovr", random_state=0).fit(X, y)
+    assert shared.training_info_["shared_budget"] is True

@@ -526,7 +526,8 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         ``_options.DENSE_VECTORS_MAX_BYTES`` (many features or classes), and
         always with the linear kernel, whose exact merges need a budget per
         model (:func:`resolve_shared_budget`); the value used is
-        ``training_info_['shared_budget']``.
+        ``training_info_['shared_budget']``.  One-vs-one pairs (the default
+        split up to 30 classes) each keep their own budget: True warns there.
     fit_intercept : bool, default=True
         Train an offset b with the steps (see ``intercept_scaling``) and set
         it exactly after the SGD passes (on the batch, in ``partial_fit``);
@@ -770,6 +771,12 @@ class BudgetSVC(LinearKernelCoefMixin, BaseSVC):
         if not self._one_vs_one(len(problem.classes)):
             streams = [self._new_stream(problem.kernel, n_features, problem.n_models)]
         else:
+            if self.shared_budget is True:
+                warnings.warn(
+                    f"shared_budget=True is for one-vs-rest models; these "
+                    f"{len(problem.classes)} classes are split one-vs-one (multi_class="
+                    f"{self.multi_class!r}), each pair with its own budget: pass "
+                    "multi_class='ovr' to share one budget", UserWarning)
             rng = check_random_state(self.random_state)
             streams = [self._new_stream(problem.kernel, n_features, 1,
                                         np.random.RandomState(rng.randint(np.iinfo(np.int32).max)))
