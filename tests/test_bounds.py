@@ -801,7 +801,7 @@ KERNELS = {
 @pytest.mark.parametrize("bias2", [1.0, 0.0])
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("k", [8, 1])             # 1: batch_size='auto' for kernels
+@pytest.mark.parametrize("k", [8, 1])             # 1: the default batch_size
 @pytest.mark.usefixtures("csr_loops")
 def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, weighted, k):
     X, y = _problem(n=80, d=4, sparse=sparse)
