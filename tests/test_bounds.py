@@ -162,6 +162,12 @@ def test_resort_rule():
     assert rule[K.R_PLAIN] == 1.0                       # nothing pruned: plain until the next sort
     K.record_resort(rule, 23)
     assert rule[K.R_PLAIN] == 0.0
+    # ours: not where the points left to evaluate (iterations t..last, 100 each) are fewer
+    # than SortCost, as at Pegasos' last iteration
+    rule = K.new_rule(5.0, 250.0, last=30)
+    K.record_pruned(rule, 40)
+    assert K.resort_due(rule, 28, 100)                  # 3 iterations left: 300 points
+    assert not K.resort_due(rule, 29, 100)              # 2 left: 200 < 250
 
 
 def test_resort_schedule_follows_eq_4():
@@ -962,6 +968,8 @@ def test_pegasos_takes_one_point_per_step_by_default():
     X_train, y_train, X_test, y_test = X[:7000], y[:7000], X[7000:], y[7000:]
     rbf = PegasosSVC(kernel="rbf", random_state=0).fit(X_train, y_train)
     assert rbf.n_iter_.tolist() == [20 * 7000]
+    # one refresh after 10 passes' steps; the one due at the last step would not pay
+    assert rbf.training_info_["n_refreshes"] == [1]
     svc = SVC().fit(X_train, y_train)
     assert rbf.score(X_test, y_test) >= svc.score(X_test, y_test) - 0.01
     assert PegasosSVC(random_state=0).fit(X_train, y_train).n_iter_.tolist() == [20 * 7000]

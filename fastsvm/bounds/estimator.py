@@ -379,10 +379,12 @@ class PegasosSVC(BaseSVC):
     (the default ``batch_size``) the paper's rule switches to plain margins
     until the next refresh as soon as an iteration prunes nothing, which
     after a refresh is the first point the bound cannot decide: at the
-    defaults the bounds then prune next to nothing, and the refreshes, n
-    margins every 10 passes' worth of steps, cost 5-10 % more margins
-    (``margin_bounds=False`` saves them; the same model).  They pay with
-    batches, as in the paper's experiments.
+    defaults the bounds then prune next to nothing, and the one refresh of
+    the default 20 passes, n margins after 10 passes' worth of steps, costs
+    5 % more margins (``margin_bounds=False`` saves it; the same model; a
+    refresh due when fewer than n points are left to draw is skipped: it
+    could not pay for itself).  The bounds pay with batches, as in the
+    paper's experiments.
 
     With any other kernel ('rbf', 'poly', 'sigmoid', 'precomputed' or a
     callable, as in SVC) the same iteration runs in the kernel's feature

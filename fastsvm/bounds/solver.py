@@ -487,7 +487,7 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     update = np.zeros(d + 1)
     touched = np.empty(d + 1, dtype=np.int64)
     mark = np.zeros(d + 1, dtype=np.int64)
-    rule = K.new_rule(*resort_schedule(packed, batch_size, pegasos=True))
+    rule = K.new_rule(*resort_schedule(packed, batch_size, pegasos=True), last=n_iter)
     dual = np.zeros(n)
     dual_scale = np.ones(1)
     first = average_from(n_iter, average)
@@ -597,7 +597,7 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
     u = np.zeros(n)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     # a refresh costs n margins of n_sv kernel values, an iteration k of them
-    rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n))
+    rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n), last=n_iter)
     n_sv = 0
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
