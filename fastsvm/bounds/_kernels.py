@@ -87,15 +87,17 @@ HINGE_SLACK = 1e-9
 #: terms are updated incrementally: it covers their cancellation and drift.
 DIST_SLACK = 1e-9
 
+#: The largest float64: :func:`pegasos_steps` stops where ||v||^2 is not at most this.
 FLOAT_MAX = np.finfo(np.float64).max
 
 #: A scale of the dual variables and of w (alpha = scale * stored values, w = scale * v or
-#: scale * sum_s coef_s phi(sv_s)) below this is folded into the stored values (see :func:`pegasos_steps` and
-#: :func:`kernel_pegasos_steps`).  Between two folds the scale then spans at most six orders
-#: of magnitude, which keeps the lazily averaged sums (scale sum times stored value, minus
-#: the lag) accurate to about 1e-10: with a floor of 1e-100, on unscaled features
-#: (skin_nonskin's 0-255, projected at every step) they lost every digit.  Without
-#: projections the scale is about t_fold / t, so a fold comes after a millionfold t: never.
+#: scale * sum_s coef_s phi(sv_s)) below this is folded into the stored values (see
+#: :func:`pegasos_steps` and :func:`kernel_pegasos_steps`).  Between two folds the scale
+#: then spans at most six orders of magnitude, which keeps the lazily averaged sums (scale
+#: sum times stored value, minus the lag) accurate to about 1e-10: with a floor of 1e-100,
+#: on unscaled features (skin_nonskin's 0-255, projected at every step) they lost every
+#: digit.  Without projections the scale is about t_fold / t, so a fold comes after a
+#: millionfold t: never.
 SCALE_FLOOR = 1e-6
 
 

@@ -491,16 +491,16 @@ class PegasosSVC(BaseSVC):
     loose: the average mixes the early iterates' violations and the clipping
     removes mass (a9a, linear, C = 0.1, default T: gap 0.205 for a true
     P(w) - P* of 0.0006, and 0.048 for 0.00013 at 5 T), which is also why it
-    is not offered as a stopping rule.  It costs one pass of decision values over the training
-    rows after the fit: O(nnz) for the linear kernel (milliseconds), n * n_SV
-    kernel values otherwise (``time_certificate_s``: 7 % of a default RBF
-    fit on 30,000 rows of a9a and on phishing); ``compute_gap=False`` skips
-    it.  When the returned model's objective exceeds P(0) = 1, the objective
-    of w = 0 (as on unscaled features: skin_nonskin's pixel values 0-255 at
-    C = 1 give P(w) ~ 2e4 and 21 % test accuracy), the fit warns with a
-    ``ConvergenceWarning``.  Linear fits also warn when the features are far
-    from centred (see :func:`mean_share`): a common offset slows Pegasos
-    without raising the objective above 1.
+    is not offered as a stopping rule.  It costs one pass of decision values
+    over the training rows after the fit: O(nnz) for the linear kernel
+    (milliseconds), n * n_SV kernel values otherwise (``time_certificate_s``:
+    7 % of a default RBF fit on 30,000 rows of a9a and on phishing);
+    ``compute_gap=False`` skips it.  When the returned model's objective
+    exceeds P(0) = 1, the objective of w = 0 (as on unscaled features:
+    skin_nonskin's pixel values 0-255 at C = 1 give P(w) ~ 2e4 and 21 % test
+    accuracy), the fit warns with a ``ConvergenceWarning``.  Linear fits also
+    warn when the features are far from centred (see :func:`mean_share`): a
+    common offset slows Pegasos without raising the objective above 1.
 
     The default T of about 20 passes comes near the optimum, but the
     certificate is too loose to tell (linear, on the 13 sets of
