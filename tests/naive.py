@@ -67,16 +67,20 @@ class NaiveBSGD:
     a support vector, unmerged (``row`` given to ``step``), adds its step to its own
     coefficient: phi(x) is the same vector, so that is the same w as a second copy.
     ``bias_scale`` = c^2 > 0 trains the offset b as the weight of a constant feature c:
-    it shrinks with w and a violation adds c^2 times its step.
+    it shrinks with w and a violation adds c^2 times its step.  A weight c above
+    ``typical`` (the median weight of the run's rows) is taken as far as it brings the
+    margin after the step to 1, and at least as ``typical`` (the importance-aware step of
+    :mod:`fastsvm.bsgd._kernels`, "Heavy rows").
     """
 
     def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None,
-                 horizon=0, bias_scale=0.0):
-        self.budget, self.lam, self.gamma = budget, lam, gamma
+                 horizon=0, bias_scale=0.0, typical=1.0):
+        self.budget, self.lam, self.gamma, self.typical = budget, lam, gamma, typical
         self.method, self.maintenance = method, maintenance
         self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
         self.horizon, self.bias_scale = horizon, bias_scale
         self.sv, self.alpha, self.rows, self.t, self.b = [], [], [], 0, 0.0
+        self.n_capped = 0           # heavy steps cut short of c rho / lambda
 
     def _own_vector(self, row):
         """The slot of training row ``row``'s own (unmerged) support vector, or None."""
@@ -98,13 +102,20 @@ class NaiveBSGD:
         self.alpha = [(1 - rho) * a for a in self.alpha]
         self.b *= 1 - rho
         if violated:
-            self.b += self.bias_scale * c * y * rho / self.lam
+            step = c * rho / self.lam
+            self_k = self.kernel(x, x) + self.bias_scale
+            if c > self.typical and self_k > 0:
+                # the step that brings the margin after the shrink to 1
+                need = (1 - y * self.decision(x)) / self_k
+                self.n_capped += need < step
+                step = max(self.typical * rho / self.lam, min(step, need))
+            self.b += self.bias_scale * y * step
             own = self._own_vector(row)
             if own is not None:
-                self.alpha[own] += c * y * rho / self.lam
+                self.alpha[own] += y * step
                 return
             self.sv.append(np.array(x, dtype=float))
-            self.alpha.append(c * y * rho / self.lam)
+            self.alpha.append(y * step)
             self.rows.append(row)
             if len(self.sv) > self.budget:
                 self._maintain()
@@ -282,24 +293,40 @@ def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None)
     return w, b, objectives
 
 
+def heavy_pegasos_weight(c, typical, margin, t, k, lam, sq_norm):
+    """The weight a violating draw of weight c takes in Pegasos' step t of k draws: c up
+    to ``typical`` (the median weight); above it at least ``typical`` and at most c, what
+    brings its margin, (1 - 1/t) ``margin`` after the shrink, to 1 with its step
+    weight / (lambda t k) times ``sq_norm`` = ||x_i||^2 (fastsvm._importance)."""
+    if c <= typical:
+        return c
+    return max(typical, min(c, (1 - (1 - 1 / t) * margin) * lam * t * k / sq_norm))
+
+
 def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_from=None):
     """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices,
-    each violator's subgradient scaled by weight[i] (default 1).  Returns w and the dual
-    variables alpha, stepped alongside: w = (1/lambda) sum_i alpha_i y_i x_i; with
-    ``average_from`` the means of both over the iterations t >= average_from."""
+    each violator's subgradient scaled by its weight (default 1; above the median weight
+    by :func:`heavy_pegasos_weight`).  Returns w and the dual variables alpha, stepped
+    alongside: w = (1/lambda) sum_i alpha_i y_i x_i; with ``average_from`` the means of
+    both over the iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     X = np.hstack([X, np.full((len(X), 1), bias_feature)])
     weight = np.ones(len(y)) if weight is None else weight
+    typical = np.median(weight)
     w = np.zeros(X.shape[1])
     alpha = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
-        violators = [i for i in batch if y[i] * (X[i] @ w) < 1]
-        step = (sum((weight[i] * y[i] * X[i] for i in violators), np.zeros_like(w))
-                / (lam * t * len(batch)))
+        k = len(batch)
+        taken = {i: heavy_pegasos_weight(weight[i], typical, y[i] * (X[i] @ w), t, k, lam,
+                                         X[i] @ X[i])
+                 for i in batch if y[i] * (X[i] @ w) < 1}
+        violators = [i for i in batch if i in taken]
+        step = (sum((taken[i] * y[i] * X[i] for i in violators), np.zeros_like(w))
+                / (lam * t * k))
         w = (1 - 1 / t) * w + step
         alpha = (1 - 1 / t) * alpha
         for i in violators:
-            alpha[i] += weight[i] / (t * len(batch))
+            alpha[i] += taken[i] / (t * k)
         norm = np.linalg.norm(w)
         if norm > 1 / np.sqrt(lam):
             w *= 1 / (np.sqrt(lam) * norm)
@@ -316,20 +343,24 @@ def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None,
                    average_from=None):
     """Mini-batch Pegasos in the feature space of k(x, z) + bias2 (k the RBF kernel of
     width gamma unless ``kernel`` is given), with w = sum_j beta_j phi(x_j) over all
-    training points and ||w||^2 = beta^T K beta, each violator's step scaled by
-    weight[i] (default 1); returns beta, or with ``average_from`` its mean over the
-    iterations t >= average_from."""
+    training points and ||w||^2 = beta^T K beta, each violator's step scaled by its
+    weight (default 1; above the median weight by :func:`heavy_pegasos_weight`); returns
+    beta, or with ``average_from`` its mean over the iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     kernel = kernel or (lambda a, b: rbf(a, b, gamma))
     weight = np.ones(len(y)) if weight is None else weight
+    typical = np.median(weight)
     K = np.array([[kernel(a, b) + bias2 for b in X] for a in X])
     beta = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
         margins = y * (K @ beta)
         step = np.zeros(len(X))
+        k = len(batch)
         for i in batch:
             if margins[i] < 1:
-                step[i] += weight[i] * y[i] / (lam * t * len(batch))
+                taken = heavy_pegasos_weight(weight[i], typical, margins[i], t, k, lam,
+                                             K[i, i])
+                step[i] += taken * y[i] / (lam * t * k)
         beta = (1 - 1 / t) * beta + step
         norm = np.sqrt(beta @ K @ beta)
         if norm > 1 / np.sqrt(lam):
@@ -433,8 +464,10 @@ class NaiveSharedBSGD(NaiveBSGD):
     vector of smallest norm with the partner (positive inner product of coefficient
     vectors) whose best merge, found by brute force, degrades the K models least."""
 
-    def __init__(self, n_models, budget, lam, gamma, horizon=0, maintenance="merge"):
-        super().__init__(budget, lam, gamma, maintenance=maintenance, horizon=horizon)
+    def __init__(self, n_models, budget, lam, gamma, horizon=0, maintenance="merge",
+                 typical=1.0):
+        super().__init__(budget, lam, gamma, maintenance=maintenance, horizon=horizon,
+                         typical=typical)
         self.n_models = n_models
 
     def decision(self, x):
@@ -450,7 +483,12 @@ class NaiveSharedBSGD(NaiveBSGD):
         rho = self.rho()
         self.alpha = [(1 - rho) * np.asarray(a) for a in self.alpha]
         if violated.any():
-            steps = np.where(violated, c * y * rho / self.lam, 0.0)
+            step = np.full(self.n_models, c * rho / self.lam)
+            if c > self.typical:    # as NaiveBSGD's, model by model (no offset here)
+                need = (1 - y * self.decision(x)) / self.kernel(x, x)
+                self.n_capped += int(np.sum(violated & (need < step)))
+                step = np.maximum(self.typical * rho / self.lam, np.minimum(step, need))
+            steps = np.where(violated, y * step, 0.0)
             own = self._own_vector(row)
             if own is not None:
                 self.alpha[own] = self.alpha[own] + steps

@@ -40,8 +40,8 @@ def _run_compiled(X, y, order, lam, gamma, budget, maintenance, method, diag=Fal
     return state
 
 
-def _naive_from_state(state, lam, gamma, budget, maintenance, method):
-    ref = NaiveBSGD(budget, lam, gamma, method, maintenance)
+def _naive_from_state(state, lam, gamma, budget, maintenance, method, typical=1.0):
+    ref = NaiveBSGD(budget, lam, gamma, method, maintenance, typical=typical)
     ref.sv = list(state.support_vectors())
     ref.alpha = list(state.alpha(lam))
     ref.rows = [int(i) if i >= 0 else None for i in state.sv_idx[:state.n_sv]]
@@ -187,31 +187,37 @@ def test_linear_decay_steps_match_oracle(maintenance):
 def test_trained_offset_matches_oracle(maintenance, horizon):
     """The offset trained as the weight of a constant feature (bias_scale = c^2), run in
     two chunks with lambda changed between them as in partial_fit: the compiled model
-    and offset equal the oracle's steps, and the offset changes the path."""
+    and offset equal the oracle's steps, and the offset changes the path.  Rows of weight
+    above 1 bring the margin to 1 with the constant feature's c^2 in k(x, x)."""
     X, y, order = _problem(seed=8)
     y = np.where(X[:, 0] > 0.8, 1.0, -1.0)          # unbalanced: the offset matters
+    weight = np.random.default_rng(1).choice([0.5, 1.0, 20.0], size=len(y))
+    typical = float(np.median(weight))
     lam, gamma, c2 = 1 / 80, 0.5, 0.3
     state = BSGDState.empty(X.shape[1], 5)
     state.horizon = horizon
-    ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon, bias_scale=c2)
+    ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon, bias_scale=c2,
+                    typical=typical)
     for half, chunk in enumerate(np.array_split(order, 2)):
         if half:
             state.rescale_lambda(lam, lam / 2)
             lam /= 2
             ref.lam = lam
-        run_pass(state, PackedData.from_matrix(X), y, np.ones(len(y)), chunk, lam,
+        run_pass(state, PackedData.from_matrix(X), y, weight, chunk, lam,
                  Kernel("rbf", gamma), 5, MAINTENANCE[maintenance], METHODS["lookup-h"],
-                 False, load_tables(), bias_scale=c2)
+                 False, load_tables(), bias_scale=c2, typical=typical)
         for i in chunk:
-            ref.step(X[i], y[i], row=i)
+            ref.step(X[i], y[i], weight[i], row=i)
     assert state.stats[_kernels.ST_MAINTENANCE] > 5 and abs(ref.b) > 0.1
+    assert ref.n_capped > 0
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=1e-9, atol=1e-12)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert_allclose(state.offset(lam), [ref.b], rtol=1e-9)
     state.to_pegasos_steps()                       # as partial_fit after fit: the same model
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert_allclose(state.offset(lam), [ref.b], rtol=1e-9)
-    plain = _run_compiled(X, y, order, lam, gamma, 5, maintenance, "lookup-h", horizon=horizon)
+    plain = _run_compiled(X, y, order, lam, gamma, 5, maintenance, "lookup-h", horizon=horizon,
+                          weight=weight)
     assert not np.allclose(plain.alpha(lam)[:3], state.alpha(lam)[:3])
 
 
@@ -280,22 +286,28 @@ def test_diagnostics_do_not_change_the_training_path():
 
 @pytest.mark.parametrize("maintenance", ["merge", "remove"])
 def test_weighted_steps_match_oracle(maintenance):
-    """Each step scales its subgradient by the example's weight c_i, and the smallest
-    coefficient need not be the newest one (its kernel row is then computed)."""
+    """Each step scales its subgradient by the example's weight c_i, weights above 1 only
+    as far as the margin needs, and the smallest coefficient need not be the newest one
+    (its kernel row is then computed)."""
     X, y, order = _problem(seed=3)
-    weight = np.random.default_rng(0).choice([0.25, 1.0, 4.0], size=len(y))
+    weight = np.random.default_rng(0).choice([0.25, 1.0, 4.0, 30.0], size=len(y))
+    typical = float(np.median(weight))
     lam, gamma, budget = 1 / 80, 0.5, 5
     state = BSGDState.empty(X.shape[1], budget)
     packed = PackedData.from_matrix(X)
+    capped = 0
     for k in range(len(order)):
-        ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h")
+        ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h", typical)
         run_pass(state, packed, y, weight, order[k:k + 1], lam, Kernel("rbf", gamma), budget,
-                 MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables())
+                 MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables(),
+                 typical=typical)
         ref.step(X[order[k]], y[order[k]], weight[order[k]], row=order[k])
+        capped += ref.n_capped
         assert_allclose(state.support_vectors(), np.array(ref.sv).reshape(-1, X.shape[1]),
                         rtol=1e-9, atol=1e-12)
         assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert state.stats[_kernels.ST_MAINTENANCE] > 10
+    assert capped > 5
 
 
 KERNELS = {
@@ -311,12 +323,14 @@ KERNELS = {
 def test_other_kernels_with_removal_match_oracle(name, layout):
     kernel, function = KERNELS[name]
     X, y, order = _problem(seed=4)
+    weight = np.random.default_rng(2).choice([0.5, 1.0, 20.0], size=len(y))
     lam, budget = 1 / 80, 5
     state = _run_compiled(sp.csr_matrix(X) if layout == "csr" else X, y, order, lam, None,
-                          budget, "remove", "gss", kernel=kernel)
-    ref = NaiveBSGD(budget, lam, None, "gss", "remove", kernel=function)
+                          budget, "remove", "gss", kernel=kernel, weight=weight)
+    ref = NaiveBSGD(budget, lam, None, "gss", "remove", kernel=function,
+                    typical=np.median(weight))      # run_pass's, over the rows of order
     for i in order:
-        ref.step(X[i], y[i], row=i)
+        ref.step(X[i], y[i], weight[i], row=i)
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=0, atol=0)
     assert_allclose(state.alpha(lam), ref.alpha, rtol=1e-9, atol=1e-12)
     assert state.stats[_kernels.ST_MAINTENANCE] > 10

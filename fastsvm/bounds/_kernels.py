@@ -58,6 +58,7 @@ at its last iteration had cost 5 % of the margins at one point per step).
 import numpy as np
 from numba import njit
 
+from .._importance import heavy_weight
 from .._options import JIT_OPTIONS
 from .._packed import kernel_from_dot, kernel_from_dots, row_axpy, row_dot, store_sv, sv_dots
 from ..kernels import PRECOMPUTED
@@ -311,8 +312,8 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 
 @njit(**JIT_OPTIONS)
-def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches, t0, lam,
-                  bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched, mark,
+def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, typical, batches, t0,
+                  lam, bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched, mark,
                   dual, dual_scale, average_from, dual_lag, scale_sum, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
@@ -322,7 +323,10 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
         w <- (1 - 1/t) w + 1/(lambda t k) sum_{i in A+} c_i y_i x_i,
         w <- min(1, 1 / (sqrt(lambda) ||w||)) w,
 
-    with the step weights c_i = ``weight`` (1 without sample weights).
+    with the step weights c_i = ``weight`` (1 without sample weights); a violator
+    weighing more than ``typical`` (the median c_i) takes the importance-aware weight of
+    :mod:`fastsvm._importance` instead of c_i, from its margin, which is then computed
+    even where the bound decides the violation.
 
     The same steps on the dual variables alpha of w = (1/lambda) sum_i
     alpha_i y_i x_i: alpha <- (1 - 1/t) alpha + 1/(t k) sum_{i in A+} c_i e_i,
@@ -421,25 +425,33 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, batches
         any_violator = False
         for j in range(k):
             i = batches[it, j]
+            margin = 0.0                # y_i <w_t, x_i>, once computed
+            known = False
             if bounded:
                 center = a * u[i]
                 reach = w_dist * norms[i] + HINGE_SLACK * (1.0 + reach0 * norms[i])
                 if center - reach > 1.0:
                     continue
                 violates = center + reach < 1.0
-                if not violates:
-                    examined += 1
-                    violates = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
-                                               bias_feature, i) < 1.0
-            else:
+            if not bounded or not violates:
                 examined += 1
-                violates = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
-                                           bias_feature, i) < 1.0
+                margin = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
+                                         bias_feature, i)
+                known = True
+                violates = margin < 1.0
             if violates:
                 any_violator = True
-                dual[i] += weight[i] * dual_step
-                dual_lag[i] += weight[i] * dual_step * scale_sum[0]
-                c = weight[i] * y[i]
+                weight_i = weight[i]
+                if weight_i > typical:
+                    if not known:       # decided by the bound: computed for the weight
+                        examined += 1
+                        margin = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
+                                                 bias_feature, i)
+                    weight_i = heavy_weight(weight_i, typical, (1.0 - 1.0 / t) * margin,
+                                            norms[i] * norms[i] / (lam * t * k))
+                dual[i] += weight_i * dual_step
+                dual_lag[i] += weight_i * dual_step * scale_sum[0]
+                c = weight_i * y[i]
                 if is_sparse:
                     for p in range(indptr[i], indptr[i + 1]):
                         f = indices[p]
@@ -530,8 +542,8 @@ def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, ga
 
 
 @njit(**JIT_OPTIONS)
-def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight, batches,
-                         t0, lam, code, gamma, degree, coef0, bias2, use_bounds, scaled, rule, u,
+def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight, typical,
+                         batches, t0, lam, code, gamma, degree, coef0, bias2, use_bounds, scaled, rule, u,
                          svt, sv_sq, sv_row, coef, slot_of, n_sv, state, average_from, coef_lag,
                          counters):
     """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
@@ -543,7 +555,10 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
     w = scale * sum_s coef_s phi(sv_s) over the support vectors (training
     points stored as the columns of ``svt``, row ``sv_row[s]``;
     ``slot_of[i]`` is point i's column or -1).  The shrink 1 - 1/t and the
-    projection only change ``scale``; ``weight`` holds the step weights c_i.
+    projection only change ``scale``; ``weight`` holds the step weights c_i, and a
+    violator weighing more than ``typical`` (the median c_i) takes the importance-aware
+    weight of :mod:`fastsvm._importance` (its margin is known: a violator is never
+    decided by the bound).
     A scale below ``SCALE_FLOOR`` (a small lambda: long runs of shrinks and
     projections) is folded into ``coef``, which keeps w and stays finite.
 
@@ -577,6 +592,7 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
     bits = np.empty(cap, dtype=np.int64)
     violators = np.empty(k, dtype=np.int64)
     draws = np.empty(k)                 # draws of each distinct violator in the batch
+    weight_of = np.empty(k)             # and the weight they take together
     margins_of = np.empty(k)            # and its margin
     seen = np.full(n, -1, dtype=np.int64)    # the iteration a point was last examined in
     slot_in_batch = np.empty(n, dtype=np.int64)  # its index in violators, or -1
@@ -609,16 +625,12 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
         n_viol = 0
         examined = 0
         distinct = 0
-        margin_sum = 0.0
-        stored_sum = 0.0
         for j in range(k):
             i = batches[it, j]
             if seen[i] == t:            # drawn before in this batch: the same margin
                 v = slot_in_batch[i]
                 if v >= 0:
                     draws[v] += 1.0
-                    margin_sum += weight[i] * margins_of[v]
-                    stored_sum += weight[i] * u[i]
                 continue
             seen[i] = t
             slot_in_batch[i] = -1
@@ -636,14 +648,24 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
                 margins_of[n_viol] = m
                 slot_in_batch[i] = n_viol
                 n_viol += 1
-                margin_sum += weight[i] * m
-                stored_sum += weight[i] * u[i]
         counters[PC_EXAMINED] += examined
         if use_bounds:
             record_pruned(rule, distinct - examined)
         # w <- (1 - 1/t) w + c sum_{A+} c_i y_i phi(x_i), c = 1 / (lambda t k)
         shrink = 1.0 - 1.0 / t
         c = 1.0 / (lam * t * k)
+        margin_sum = 0.0
+        stored_sum = 0.0
+        for v in range(n_viol):
+            i = violators[v]
+            each = weight[i]
+            if each > typical:          # each draw as if alone, as pegasos_steps' draws
+                each = heavy_weight(each, typical, shrink * margins_of[v],
+                                    norms[i] * norms[i] * c)
+            together = draws[v] * each
+            weight_of[v] = together
+            margin_sum += together * margins_of[v]
+            stored_sum += together * u[i]
         if t > 1:
             scale *= shrink
         else:
@@ -662,7 +684,7 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
                 coef[slot] = 0.0
                 coef_lag[slot] = 0.0
                 n_sv += 1
-            step = draws[v] * weight[i] * y[i] * c / scale
+            step = weight_of[v] * y[i] * c / scale
             coef[slot] += step
             coef_lag[slot] += step * state[KS_SCALE_SUM]
         for v in range(n_viol):
@@ -677,7 +699,7 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
                     kab = kernel_from_dot(code, dot, sq_norms[ia], sv_sq[sb], gamma, degree,
                                           coef0)
                 kab += bias2
-                quad += draws[v] * draws[b] * weight[ia] * weight[ib] * y[ia] * y[ib] * kab
+                quad += weight_of[v] * weight_of[b] * y[ia] * y[ib] * kab
         norm2 = shrink * shrink * state[KS_NORM2] + 2.0 * shrink * c * margin_sum + c * c * quad
         cross = shrink * state[KS_CROSS] + c * stored_sum
         if norm2 * lam > 1.0:

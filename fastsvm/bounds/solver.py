@@ -471,7 +471,8 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     """Mini-batch Pegasos (Shalev-Shwartz et al. 2007) with Algorithm 3's sampled bounds.
 
     ``n_iter`` iterations of ``batch_size`` points drawn uniformly with
-    replacement, each violator's step scaled by its step weight ``weight``;
+    replacement, each violator's step scaled by its step weight ``weight`` (above
+    the median weight as :mod:`fastsvm._importance` takes it);
     see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
     batches are drawn from ``rng`` in the same way with and without bounds,
     so both runs give the same model.  The model is the last iterate, or with
@@ -493,11 +494,12 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     first = average_from(n_iter, average)
     dual_lag, scale_sum = np.zeros(n), np.zeros(1)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
+    typical = float(np.median(weight))  # see fastsvm._importance
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        if not K.pegasos_steps(*packed.arrays, norms, y, weight, batches, t0, lam, bias_feature,
-                               margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, v,
+        if not K.pegasos_steps(*packed.arrays, norms, y, weight, typical, batches, t0, lam,
+                               bias_feature, margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, v,
                                update, touched, mark, dual, dual_scale, first, dual_lag,
                                scale_sum, counters):
             # ||w|| overflowed: a non-finite model, which the estimator reports as overflow
@@ -598,13 +600,14 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     # a refresh costs n margins of n_sv kernel values, an iteration k of them
     rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n), last=n_iter)
+    typical = float(np.median(weight))  # see fastsvm._importance
     n_sv = 0
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight, batches,
-                                      t0, lam, kernel.code, gamma, kernel.degree, kernel.coef0,
+        n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight,
+                                      typical, batches, t0, lam, kernel.code, gamma, kernel.degree, kernel.coef0,
                                       bias2, margin_bounds, _options.SCALED_REFERENCE, rule, u,
                                       svt, sv_sq, sv_row, coef, slot_of, n_sv, state, first,
                                       coef_lag, counters)

@@ -11,7 +11,9 @@ SGD step t (t = 1, 2, ...) on example i with eta_t = rho_t / lambda:
 
     w <- (1 - rho_t) w + [y_i <w, phi(x_i)> < 1] * c_i y_i rho_t/lambda * phi(x_i),
 
-the unweighted step with the subgradient scaled by the sample's weight.
+the unweighted step with the subgradient scaled by the sample's weight, up to
+the median weight; the weight above it only as far as it raises the margin to 1
+("Heavy rows" below).
 
 Step sizes
 ----------
@@ -37,6 +39,15 @@ beta = c_i y_i (G(t) - G(t-1)), and alpha_j = beta_j / (lambda G(t))
   The last iterate carries the averaged weights (a linearly decaying step
   as the last-iterate form of averaging: Defazio, Cutkosky, Mehta &
   Mishchenko 2023); the margins along the way are those of these iterates.
+
+Heavy rows
+----------
+A violated row of step weight c_i above the median c_med of the pass's rows takes
+the importance-aware step of :mod:`fastsvm._importance`: at least c_med, and
+beyond it only as much of c_i as brings its margin after the step to 1.  In the
+scaled terms above, its margin after the shrink is y_i (sum_j beta_j k(sv_j, x_i)
++ bias) / (lambda G(t)), and a step of weight 1 moves it by (k(x_i, x_i) + c^2)
+(G(t) - G(t-1)) / (lambda G(t)).
 
 Offset
 ------
@@ -132,8 +143,10 @@ import numpy as np
 from numba import njit
 
 from .._cycles import read_cycle_counter
+from .._importance import heavy_weight
 from .._options import JIT_OPTIONS
-from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
+from .._packed import (column_axpy, kernel_from_dot, kernel_from_dots, rbf_from_dots, store_sv,
+                      sv_dots)
 from ..kernels import LINEAR, PRECOMPUTED
 from ..merge._kernels import (GSS, GSS_PRECISE, LOOKUP_H, LOOKUP_WD, candidate_wd, merge_h,
                               s_at, wd_at)
@@ -172,6 +185,15 @@ def step_mass(t, horizon):
     if horizon == 0:
         return float(t)
     return float(t) * float(2 * horizon + 1 - t)
+
+
+@njit(**JIT_OPTIONS)
+def self_kernel(X, i, sq_norm, code, gamma, degree, coef0):
+    """k(x_i, x_i): looked up on the diagonal of the kernel matrix X for ``PRECOMPUTED``,
+    else from the row's squared norm."""
+    if code == PRECOMPUTED:
+        return X[i, i]
+    return kernel_from_dot(code, sq_norm, sq_norm, sq_norm, gamma, degree, coef0)
 
 
 @njit(**JIT_OPTIONS)
@@ -382,14 +404,16 @@ def follow_maintenance(E, col, r, n_sv, a, b, h, free):
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, E, t0, lam,
+def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical, order, E, t0,
+              lam,
               code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, bias,
               bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
               diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
     Parameters are arrays and scalars only (see the module docstring);
-    ``weight`` holds the step weight c_i of every example, ``horizon`` selects
+    ``weight`` holds the step weight c_i of every example, ``typical`` the median c_med
+    of the rows of ``order`` (see "Heavy rows"), ``horizon`` selects
     the step sizes (0: Pegasos, T: linear decay over T steps) and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
     rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
@@ -437,7 +461,13 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, E
         # acc is 0 before the first step (t = 1, where G(t - 1) = 0)
         margin = y[i] * acc / (lam * step_mass(t - 1, horizon)) if acc != 0.0 else 0.0
         if margin < 1.0:
-            step = weight[i] * y[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
+            mass = step_mass(t, horizon) - step_mass(t - 1, horizon)
+            c = weight[i]
+            if c > typical:             # see "Heavy rows"
+                scaled = lam * step_mass(t, horizon)
+                self_k = self_kernel(X, i, sq_norms[i], code, gamma, degree, coef0) + bias_scale
+                c = heavy_weight(c, typical, y[i] * acc / scaled, self_k * mass / scaled)
+            step = c * y[i] * mass
             bias[0] += bias_scale * step
             slot = slot_of_row(sv_idx, n_sv, i)
             if slot >= 0:       # the row's own vector takes the step (see above)

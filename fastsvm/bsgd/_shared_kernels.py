@@ -67,13 +67,14 @@ import numpy as np
 from numba import njit
 
 from .._cycles import read_cycle_counter
+from .._importance import heavy_weight
 from .._options import JIT_OPTIONS
 from .._packed import column_axpy, kernel_from_dots, rbf_from_dots, store_sv, sv_dots
 from ..kernels import PRECOMPUTED
 from ..merge._kernels import EPS_GSS, EPS_GSS_PRECISE, GSS, GSS_PRECISE, bilinear
 from ._kernels import (REMOVE, ST_ADDED, ST_MAINTENANCE, ST_MERGES, ST_STEPS, TM_MAINTENANCE,
                        TM_SECTION_A, TM_TOTAL, _delete_slot, follow_maintenance, place_merged,
-                       slot_of_row, step_mass)
+                       self_kernel, slot_of_row, step_mass)
 
 _INV_PHI = (math.sqrt(5.0) - 1.0) / 2.0
 _LOG_TWO_MODES = -2.0
@@ -236,9 +237,10 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, order, E, t0,
-                     lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx,
-                     n_sv, bias, bias_scale, maintenance, method, table_wd, stats, timers):
+def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical, order,
+                     E, t0, lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta,
+                     sv_idx, n_sv, bias, bias_scale, maintenance, method, table_wd, stats,
+                     timers):
     """One SGD step of all K models per entry of ``order``, from step t0 + 1.
 
     As :func:`fastsvm.bsgd._kernels.sgd_steps`, with ``y`` the class index
@@ -280,11 +282,21 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, o
                 for c in range(n_models):
                     f[c] += beta[j, c] * kj
         scale = 1.0 / (lam * step_mass(t - 1, horizon)) if t > 1 else 0.0
-        step = weight[i] * (step_mass(t, horizon) - step_mass(t - 1, horizon))
+        mass = step_mass(t, horizon) - step_mass(t - 1, horizon)
+        self_k = -1.0                   # k(x_i, x_i) + c^2, once a heavy row needs it
         violated = False
         for c in range(n_models):
             y_c = 1.0 if y[i] == c else -1.0
             if y_c * f[c] * scale < 1.0:
+                weight_c = weight[i]
+                if weight_c > typical:
+                    if self_k < 0.0:
+                        self_k = self_kernel(X, i, sq_norms[i], code, gamma, degree,
+                                             coef0) + bias_scale
+                    scaled = lam * step_mass(t, horizon)
+                    weight_c = heavy_weight(weight_c, typical, y_c * f[c] / scaled,
+                                            self_k * mass / scaled)
+                step = weight_c * mass
                 beta[n_sv, c] = y_c * step
                 bias[c] += bias_scale * y_c * step
                 violated = True

@@ -212,13 +212,15 @@ def block_dots(X, rows, svt, n_sv, buffer):
 
 
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
-             tables, progress=None, bias_scale=0.0):
+             tables, progress=None, bias_scale=0.0, typical=None):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
 
     ``y`` holds +-1 floats (the class index of every row, int64, for a shared
     budget), ``weight`` the step weight of every row (see
-    :mod:`fastsvm.bsgd._kernels`); ``order`` int64 indices into the rows of
-    ``packed`` (validated by the caller: the kernel does not bounds-check).
+    :mod:`fastsvm.bsgd._kernels`; rows above ``typical``, by default the median weight
+    of ``order``'s rows, take the importance-aware step of its "Heavy rows"); ``order``
+    int64 indices into the rows of ``packed`` (validated by the caller: the kernel does
+    not bounds-check).
     ``kernel`` is a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
     ('precomputed', callable) ``packed`` holds that matrix.
     ``progress`` is a tqdm-like object advanced by the number of steps done.  Dense rows
@@ -228,6 +230,8 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     paper's objective, without one).
     """
     table_h, table_wd = tables
+    if typical is None:
+        typical = float(np.median(weight[order])) if len(order) else 1.0
     state.reserve(min(budget, state.n_sv + entering_rows(order, state.sv_idx[:state.n_sv],
                                                          packed.n_samples)))
     step = _options.CHUNK_STEPS
@@ -246,17 +250,18 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
                         else NO_DOTS)
                 if state.shared:
                     state.n_sv = sgd_steps_shared(
-                        *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
-                        kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
-                        state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
-                        bias_scale, maintenance, method, table_wd, state.stats, state.timers)
+                        *packed.arrays, packed.sq_norms, y, weight, typical, rows, dots,
+                        state.t, lam, kernel.code, gamma, kernel.degree, kernel.coef0, budget,
+                        state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
+                        state.n_sv, state.bias, bias_scale, maintenance, method, table_wd,
+                        state.stats, state.timers)
                 else:
                     state.n_sv = K.sgd_steps(
-                        *packed.arrays, packed.sq_norms, y, weight, rows, dots, state.t, lam,
-                        kernel.code, gamma, kernel.degree, kernel.coef0, budget, state.horizon,
-                        state.svt, state.sv_sq, state.beta, state.sv_idx, state.n_sv, state.bias,
-                        bias_scale, maintenance, method, diag, table_h, table_wd, state.stats,
-                        state.timers, state.diag_sums)
+                        *packed.arrays, packed.sq_norms, y, weight, typical, rows, dots,
+                        state.t, lam, kernel.code, gamma, kernel.degree, kernel.coef0, budget,
+                        state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
+                        state.n_sv, state.bias, bias_scale, maintenance, method, diag, table_h,
+                        table_wd, state.stats, state.timers, state.diag_sums)
                 state.t += rows.shape[0]
             if progress is not None:
                 progress.update(chunk.shape[0])
