@@ -102,13 +102,11 @@ class NaiveBSGD:
         self.alpha = [(1 - rho) * a for a in self.alpha]
         self.b *= 1 - rho
         if violated:
-            step = c * rho / self.lam
-            self_k = self.kernel(x, x) + self.bias_scale
-            if c > self.typical and self_k > 0:
-                # the step that brings the margin after the shrink to 1
-                need = (1 - y * self.decision(x)) / self_k
-                self.n_capped += need < step
-                step = max(self.typical * rho / self.lam, min(step, need))
+            # the margin after the shrink, and how far a step of weight 1 moves it
+            taken = heavy_weight(c, self.typical, y * self.decision(x),
+                                 (self.kernel(x, x) + self.bias_scale) * rho / self.lam)
+            self.n_capped += taken < c
+            step = taken * rho / self.lam
             self.b += self.bias_scale * y * step
             own = self._own_vector(row)
             if own is not None:
@@ -169,14 +167,28 @@ def hinge_objective(Phi, y, w, b, lam, weight=None):
     return 0.5 * lam * (w @ w + b * b) + np.mean(weight * np.maximum(0.0, 1.0 - margins))
 
 
+def heavy_weight(c, typical, margin, reach):
+    """The weight a violating step takes (fastsvm._importance, plainly): c up to
+    ``typical`` (the median weight); above it at least ``typical`` and at most c, what
+    brings the margin after the shrink, ``margin``, to 1, where a step of weight 1 moves
+    it by ``reach``."""
+    if c <= typical or reach <= 0:
+        return c
+    return max(typical, min(c, (1 - margin) / reach))
+
+
 def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None):
     """One ASSG stage (Snacks Alg. 1 with step (7)) on x_i = (phi_i, 1): the average iterate;
-    example i's subgradient of the hinge is scaled by weight[i] (default 1)."""
+    example i's subgradient of the hinge is scaled by weight[i] (default 1; above the
+    median weight by :func:`heavy_weight`)."""
     weight = np.ones(len(y)) if weight is None else weight
+    typical = np.median(weight)
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     center, w, avg = w.copy(), w.copy(), np.zeros_like(w)
     for i in order:
-        g = lam * w - (weight[i] * y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        margin = y[i] * (X[i] @ w)
+        taken = heavy_weight(weight[i], typical, (1 - eta * lam) * margin, eta * (X[i] @ X[i]))
+        g = lam * w - (taken * y[i] * X[i] if margin < 1 else 0.0)
         w = w - eta * g
         dist = np.linalg.norm(w - center)
         if dist > radius:
@@ -187,12 +199,16 @@ def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None):
 
 def pegasos(Phi, y, lam, order, weight=None):
     """Pegasos with step 1/(lambda t) and projection onto ||w|| <= 1/sqrt(lambda), on
-    x_i = (phi_i, 1), example i's hinge subgradient scaled by weight[i] (default 1)."""
+    x_i = (phi_i, 1), example i's hinge subgradient scaled by weight[i] (default 1; above
+    the median weight by :func:`heavy_pegasos_weight`)."""
     weight = np.ones(len(y)) if weight is None else weight
+    typical = np.median(weight)
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     w = np.zeros(X.shape[1])
     for t, i in enumerate(order, start=1):
-        g = lam * w - (weight[i] * y[i] * X[i] if y[i] * (X[i] @ w) < 1 else 0.0)
+        margin = y[i] * (X[i] @ w)
+        taken = heavy_pegasos_weight(weight[i], typical, margin, t, 1, lam, X[i] @ X[i])
+        g = lam * w - (taken * y[i] * X[i] if margin < 1 else 0.0)
         w = w - g / (lam * t)
         w *= min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w))) if w.any() else 1.0
     return w
@@ -297,10 +313,8 @@ def heavy_pegasos_weight(c, typical, margin, t, k, lam, sq_norm):
     """The weight a violating draw of weight c takes in Pegasos' step t of k draws: c up
     to ``typical`` (the median weight); above it at least ``typical`` and at most c, what
     brings its margin, (1 - 1/t) ``margin`` after the shrink, to 1 with its step
-    weight / (lambda t k) times ``sq_norm`` = ||x_i||^2 (fastsvm._importance)."""
-    if c <= typical:
-        return c
-    return max(typical, min(c, (1 - (1 - 1 / t) * margin) * lam * t * k / sq_norm))
+    weight / (lambda t k) times ``sq_norm`` = ||x_i||^2 (:func:`heavy_weight`)."""
+    return heavy_weight(c, typical, (1 - 1 / t) * margin, sq_norm / (lam * t * k))
 
 
 def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_from=None):
@@ -483,12 +497,12 @@ class NaiveSharedBSGD(NaiveBSGD):
         rho = self.rho()
         self.alpha = [(1 - rho) * np.asarray(a) for a in self.alpha]
         if violated.any():
-            step = np.full(self.n_models, c * rho / self.lam)
-            if c > self.typical:    # as NaiveBSGD's, model by model (no offset here)
-                need = (1 - y * self.decision(x)) / self.kernel(x, x)
-                self.n_capped += int(np.sum(violated & (need < step)))
-                step = np.maximum(self.typical * rho / self.lam, np.minimum(step, need))
-            steps = np.where(violated, y * step, 0.0)
+            # as NaiveBSGD's, model by model (no offset here)
+            reach = self.kernel(x, x) * rho / self.lam
+            taken = np.array([heavy_weight(c, self.typical, m, reach)
+                              for m in y * self.decision(x)])
+            self.n_capped += int(np.sum(violated & (taken < c)))
+            steps = np.where(violated, y * taken * rho / self.lam, 0.0)
             own = self._own_vector(row)
             if own is not None:
                 self.alpha[own] = self.alpha[own] + steps

@@ -336,9 +336,9 @@ def test_assg_stage_matches_oracle(dtype, radius):
     order = np.random.default_rng(3).integers(0, 60, 200)
     start = np.random.default_rng(4).normal(0, 0.1, Phi.shape[1] + 1)
     w, w_avg = start.copy(), np.zeros_like(start)
-    weight = np.random.default_rng(5).choice([0.5, 1.0, 3.0], size=len(y))
-    _kernels.assg_steps(Phi, y, weight, 1.0, order, lam, eta, start.copy(), radius, w, w_avg,
-                        1 / 200)
+    weight = np.random.default_rng(5).choice([0.5, 1.0, 3.0, 30.0], size=len(y))
+    _kernels.assg_steps(Phi, y, weight, np.median(weight), 1.0, order, lam, eta, start.copy(),
+                        radius, w, w_avg, 1 / 200)
     expected = naive.assg_stage(Phi.astype(float), y, lam, start, eta, radius, order, weight)
     assert_allclose(w_avg, expected, rtol=1e-9, atol=1e-12)
 
@@ -351,9 +351,10 @@ def test_pegasos_steps_match_oracle():
     w = np.zeros(Phi.shape[1] + 1)
     lam = 0.05
     # in two calls: the step counter carries over
-    weight = np.random.default_rng(6).choice([0.5, 1.0, 3.0], size=len(y))
-    _kernels.pegasos_steps(Phi, y, weight, 1.0, order[:120], lam, 0, True, w)
-    _kernels.pegasos_steps(Phi, y, weight, 1.0, order[120:], lam, 120, True, w)
+    weight = np.random.default_rng(6).choice([0.5, 1.0, 3.0, 30.0], size=len(y))
+    _kernels.pegasos_steps(Phi, y, weight, np.median(weight), 1.0, order[:120], lam, 0, True, w)
+    _kernels.pegasos_steps(Phi, y, weight, np.median(weight), 1.0, order[120:], lam, 120, True,
+                           w)
     assert_allclose(w, naive.pegasos(Phi, y, lam, order, weight), rtol=1e-9, atol=1e-12)
 
 

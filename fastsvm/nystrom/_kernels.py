@@ -13,7 +13,9 @@ the offset's weight:
 
 with stochastic subgradient :math:`g = \lambda w - [y_i\langle w, x_i\rangle < 1]\, c_i y_i x_i`
 on a uniformly drawn example i (Snacks eq. (8)); c_i is the example's step
-weight s_i n / S (1 without sample weights, see :mod:`fastsvm.base`).  The stochastic
+weight s_i n / S (1 without sample weights, see :mod:`fastsvm.base`), or, for a
+violator weighing more than ``typical`` (the median c_i), the importance-aware
+weight of :mod:`fastsvm._importance` (:func:`_taken_weight`).  The stochastic
 steps take the example indices to visit (drawn by the driver), update ``w`` in place and
 return the number of margin violations; they never allocate.  The solvers visit rows in
 random order and hint the next one into the cache (:func:`_prefetch_row`).
@@ -27,6 +29,7 @@ from llvmlite import ir
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._importance import heavy_weight
 from .._options import JIT_OPTIONS
 
 #: Cache-line size the prefetch hints step by (x86-64 and most ARM cores).
@@ -80,7 +83,18 @@ def _margin(Phi, i, w, bias_feature):
 
 
 @numba.njit(**JIT_OPTIONS)
-def assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center, radius, w, w_avg,
+def _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink, eta):
+    """The weight violator i of step weight c > ``typical`` takes in a step of size ``eta``
+    whose shrink factor is ``shrink`` (:mod:`fastsvm._importance`), ``margin`` its margin
+    before the step."""
+    sq_norm = bias_feature * bias_feature
+    for j in range(Phi.shape[1]):
+        sq_norm += np.float64(Phi[i, j]) * Phi[i, j]
+    return heavy_weight(c, typical, shrink * margin, eta * sq_norm)
+
+
+@numba.njit(**JIT_OPTIONS)
+def assg_steps(Phi, y, weight, typical, bias_feature, order, lam, eta, center, radius, w, w_avg,
                avg_weight):
     """Inner loop of one ASSG stage (Snacks Alg. 1, lines 4-7, step (7)).
 
@@ -97,8 +111,12 @@ def assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center, radius, w,
         if t + 1 < order.shape[0]:
             _prefetch_row(Phi, order[t + 1])
         step = 0.0
-        if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
-            step = eta * weight[i] * y[i]
+        margin = y[i] * _margin(Phi, i, w, bias_feature)
+        if margin < 1.0:
+            c = weight[i]
+            if c > typical:
+                c = _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink, eta)
+            step = eta * c * y[i]
             violations += 1
         dist_sq = 0.0
         for j in range(r):
@@ -118,7 +136,7 @@ def assg_steps(Phi, y, weight, bias_feature, order, lam, eta, center, radius, w,
 
 
 @numba.njit(**JIT_OPTIONS)
-def pegasos_steps(Phi, y, weight, bias_feature, order, lam, t0, project, w):
+def pegasos_steps(Phi, y, weight, typical, bias_feature, order, lam, t0, project, w):
     """Pegasos steps (Shalev-Shwartz et al. 2011, Fig. 1, k = 1) from step counter t0.
 
     Step t = t0 + 1, t0 + 2, ...: eta_t = 1 / (lambda t),
@@ -136,8 +154,13 @@ def pegasos_steps(Phi, y, weight, bias_feature, order, lam, t0, project, w):
         tt = t0 + t + 1.0
         shrink = 1.0 - 1.0 / tt
         step = 0.0
-        if y[i] * _margin(Phi, i, w, bias_feature) < 1.0:
-            step = weight[i] * y[i] / (lam * tt)
+        margin = y[i] * _margin(Phi, i, w, bias_feature)
+        if margin < 1.0:
+            c = weight[i]
+            if c > typical:
+                c = _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink,
+                                  1.0 / (lam * tt))
+            step = c * y[i] / (lam * tt)
             violations += 1
         norm_sq = 0.0
         for j in range(r):
