@@ -1,5 +1,6 @@
 r"""Importance-aware steps for rows of large weight, shared by the SGD solvers' compiled
-steps (:mod:`fastsvm.bsgd._kernels`, :mod:`fastsvm.bounds._kernels`).
+steps (:mod:`fastsvm.bsgd._kernels`, :mod:`fastsvm.bounds._kernels`,
+:mod:`fastsvm.nystrom._kernels`).
 
 A subgradient step scaled by a row's step weight c_i moves its margin c_i
 times as far as a step of weight 1.  Where a few weights are far above the rest

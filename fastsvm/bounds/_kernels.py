@@ -313,8 +313,8 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 @njit(**JIT_OPTIONS)
 def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, typical, batches, t0,
-                  lam, bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched, mark,
-                  dual, dual_scale, average_from, dual_lag, scale_sum, counters):
+                  lam, bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched,
+                  mark, dual, dual_scale, average_from, dual_lag, scale_sum, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
 
     Iteration t on the batch A_t (k indices, drawn with replacement):
@@ -542,10 +542,10 @@ def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, ga
 
 
 @njit(**JIT_OPTIONS)
-def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight, typical,
-                         batches, t0, lam, code, gamma, degree, coef0, bias2, use_bounds, scaled, rule, u,
-                         svt, sv_sq, sv_row, coef, slot_of, n_sv, state, average_from, coef_lag,
-                         counters):
+def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight,
+                         typical, batches, t0, lam, code, gamma, degree, coef0, bias2, use_bounds,
+                         scaled, rule, u, svt, sv_sq, sv_row, coef, slot_of, n_sv, state,
+                         average_from, coef_lag, counters):
     """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
 
     The same iteration as :func:`pegasos_steps` in the feature space of the

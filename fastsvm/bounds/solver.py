@@ -499,9 +499,9 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         if not K.pegasos_steps(*packed.arrays, norms, y, weight, typical, batches, t0, lam,
-                               bias_feature, margin_bounds, _options.SCALED_REFERENCE, rule, u, w_ref, v,
-                               update, touched, mark, dual, dual_scale, first, dual_lag,
-                               scale_sum, counters):
+                               bias_feature, margin_bounds, _options.SCALED_REFERENCE, rule, u,
+                               w_ref, v, update, touched, mark, dual, dual_scale, first,
+                               dual_lag, scale_sum, counters):
             # ||w|| overflowed: a non-finite model, which the estimator reports as overflow
             return PegasosResult(np.full(d + 1, np.nan), n_iter, np.full(n, np.nan), counters)
         if progress is not None:
@@ -607,10 +607,10 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight,
-                                      typical, batches, t0, lam, kernel.code, gamma, kernel.degree, kernel.coef0,
-                                      bias2, margin_bounds, _options.SCALED_REFERENCE, rule, u,
-                                      svt, sv_sq, sv_row, coef, slot_of, n_sv, state, first,
-                                      coef_lag, counters)
+                                      typical, batches, t0, lam, kernel.code, gamma,
+                                      kernel.degree, kernel.coef0, bias2, margin_bounds,
+                                      _options.SCALED_REFERENCE, rule, u, svt, sv_sq, sv_row,
+                                      coef, slot_of, n_sv, state, first, coef_lag, counters)
         if progress is not None:
             progress.update(batches.shape[0])
     averaged = n_iter - first + 1

@@ -405,9 +405,8 @@ def follow_maintenance(E, col, r, n_sv, a, b, h, free):
 
 @njit(**JIT_OPTIONS)
 def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical, order, E, t0,
-              lam,
-              code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv, bias,
-              bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
+              lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv,
+              bias, bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
               diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
