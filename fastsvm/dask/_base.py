@@ -177,6 +177,7 @@ class Block:
         self.class_total = np.zeros(len(classes))
         self.moments = np.zeros(3)              # entries, sum, sum of squares of X
         self.max_sq_norm = 0.0
+        self.median_weight = 0.0                # of the rows of positive weight
         if not has_positive_weight(local, X, y, weight, classes):
             return
         problem = self.problem = local._problem(X, y, weight, classes=classes, partial=True)
@@ -192,6 +193,7 @@ class Block:
                                  float(np.sum(values, dtype=np.float64)),
                                  float(np.sum(np.square(values, dtype=np.float64)))])
         self.max_sq_norm = float(self.packed.sq_norms.max())
+        self.median_weight = float(np.median(problem.weights))
 
 
 def latest(holder, name, key, make):
@@ -212,7 +214,7 @@ def latest(holder, name, key, make):
 def block_facts(block):
     """What the client combines of a :class:`Block`, in the order of :class:`Partitions`."""
     return (block.n_rows, block.n_samples, block.weight_sum, block.class_total, block.moments,
-            block.max_sq_norm)
+            block.max_sq_norm, block.median_weight)
 
 
 @dataclass
@@ -230,6 +232,7 @@ class Partitions:
     class_totals: list
     moments: list
     max_sq_norms: list
+    median_weights: list
     class_weight: np.ndarray
 
     @property
@@ -240,6 +243,19 @@ class Partitions:
     @property
     def weight_sum(self):
         return float(sum(self.weight_sums))
+
+    @property
+    def typical_weight(self):
+        """The median of the blocks' median weights, each block counted for its rows of
+        positive weight: the median weight of all rows where the blocks are alike, and
+        one of the blocks' medians where they are not (blocks sorted by class).  The
+        threshold of :mod:`fastsvm._importance`'s heavy rows."""
+        counts = np.asarray(self.n_samples, dtype=np.float64)
+        kept = counts > 0
+        medians, counts = np.asarray(self.median_weights)[kept], counts[kept]
+        order = np.argsort(medians)
+        cumulative = np.cumsum(counts[order])
+        return float(medians[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
     @property
     def n_models(self):

@@ -164,10 +164,10 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     with a regularised offset.  A weight bounds the example's dual variable
     (dual coordinate descent, 0 <= alpha_i <= c_i / (lambda n), c_i = s_i n / S),
     or scales its stochastic subgradient step by c_i (ASSG, Pegasos; examples are
-    still drawn uniformly, see :mod:`fastsvm.base`), so a weight of 2 is, in
-    expectation, the example drawn twice as often; a violator weighing more than
-    the median example takes only as much of its weight as brings its margin to 1
-    (:mod:`fastsvm._importance`).
+    still drawn uniformly, see :mod:`fastsvm.base`), so a weight of 2 is the
+    problem with the example twice, which the stochastic solvers solve in
+    expectation; there a violator weighing more than the median example takes only
+    as much of its weight as brings its margin to 1 (:mod:`fastsvm._importance`).
     (The paper writes :math:`\lambda\|w\|^2` but differentiates it as
     :math:`\lambda w`: its lambda is our lambda.)
 
