@@ -68,14 +68,14 @@ class NaiveBSGD:
     coefficient: phi(x) is the same vector, so that is the same w as a second copy.
     ``bias_scale`` = c^2 > 0 trains the offset b as the weight of a constant feature c:
     it shrinks with w and a violation adds c^2 times its step.  A weight c above
-    ``typical`` (the median weight of the run's rows) is taken as far as it brings the
-    margin after the step to 1, and at least as ``typical`` (the importance-aware step of
-    :mod:`fastsvm.bsgd._kernels`, "Heavy rows").
+    ``heavy_from`` is taken as far as it brings the margin after the step to 1, and at
+    least as ``heavy_from`` (the importance-aware step of :mod:`fastsvm.bsgd._kernels`,
+    "Heavy rows"; no row is heavy by default).
     """
 
     def __init__(self, budget, lam, gamma, method="lookup-wd", maintenance="merge", kernel=None,
-                 horizon=0, bias_scale=0.0, typical=1.0):
-        self.budget, self.lam, self.gamma, self.typical = budget, lam, gamma, typical
+                 horizon=0, bias_scale=0.0, heavy_from=np.inf):
+        self.budget, self.lam, self.gamma, self.heavy_from = budget, lam, gamma, heavy_from
         self.method, self.maintenance = method, maintenance
         self.kernel = kernel or (lambda x, z: rbf(x, z, gamma))
         self.horizon, self.bias_scale = horizon, bias_scale
@@ -103,7 +103,7 @@ class NaiveBSGD:
         self.b *= 1 - rho
         if violated:
             # the margin after the shrink, and how far a step of weight 1 moves it
-            taken = heavy_weight(c, self.typical, y * self.decision(x),
+            taken = heavy_weight(c, self.heavy_from, y * self.decision(x),
                                  (self.kernel(x, x) + self.bias_scale) * rho / self.lam)
             self.n_capped += taken < c
             step = taken * rho / self.lam
@@ -167,27 +167,31 @@ def hinge_objective(Phi, y, w, b, lam, weight=None):
     return 0.5 * lam * (w @ w + b * b) + np.mean(weight * np.maximum(0.0, 1.0 - margins))
 
 
-def heavy_weight(c, typical, margin, reach):
+def heavy_threshold(weight):
+    """The weight above which a row is heavy: 100 times the median (fastsvm._importance)."""
+    return 100 * np.median(weight)
+
+
+def heavy_weight(c, heavy_from, margin, reach):
     """The weight a violating step takes (fastsvm._importance, plainly): c up to
-    ``typical`` (the median weight); above it at least ``typical`` and at most c, what
-    brings the margin after the shrink, ``margin``, to 1, where a step of weight 1 moves
-    it by ``reach``."""
-    if c <= typical or reach <= 0:
+    ``heavy_from``; above it at least ``heavy_from`` and at most c, what brings the margin
+    after the shrink, ``margin``, to 1, where a step of weight 1 moves it by ``reach``."""
+    if c <= heavy_from or reach <= 0:
         return c
-    return max(typical, min(c, (1 - margin) / reach))
+    return max(heavy_from, min(c, (1 - margin) / reach))
 
 
-def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None):
+def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None, heavy_from=None):
     """One ASSG stage (Snacks Alg. 1 with step (7)) on x_i = (phi_i, 1): the average iterate;
-    example i's subgradient of the hinge is scaled by weight[i] (default 1; above the
-    median weight by :func:`heavy_weight`)."""
+    example i's subgradient of the hinge is scaled by weight[i] (default 1; above
+    ``heavy_from``, by default :func:`heavy_threshold`, by :func:`heavy_weight`)."""
     weight = np.ones(len(y)) if weight is None else weight
-    typical = np.median(weight)
+    heavy_from = heavy_threshold(weight) if heavy_from is None else heavy_from
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     center, w, avg = w.copy(), w.copy(), np.zeros_like(w)
     for i in order:
         margin = y[i] * (X[i] @ w)
-        taken = heavy_weight(weight[i], typical, (1 - eta * lam) * margin, eta * (X[i] @ X[i]))
+        taken = heavy_weight(weight[i], heavy_from, (1 - eta * lam) * margin, eta * (X[i] @ X[i]))
         g = lam * w - (taken * y[i] * X[i] if margin < 1 else 0.0)
         w = w - eta * g
         dist = np.linalg.norm(w - center)
@@ -197,17 +201,17 @@ def assg_stage(Phi, y, lam, w, eta, radius, order, weight=None):
     return avg
 
 
-def pegasos(Phi, y, lam, order, weight=None):
+def pegasos(Phi, y, lam, order, weight=None, heavy_from=None):
     """Pegasos with step 1/(lambda t) and projection onto ||w|| <= 1/sqrt(lambda), on
     x_i = (phi_i, 1), example i's hinge subgradient scaled by weight[i] (default 1; above
-    the median weight by :func:`heavy_pegasos_weight`)."""
+    ``heavy_from``, by default :func:`heavy_threshold`, by :func:`heavy_pegasos_weight`)."""
     weight = np.ones(len(y)) if weight is None else weight
-    typical = np.median(weight)
+    heavy_from = heavy_threshold(weight) if heavy_from is None else heavy_from
     X = np.hstack([Phi, np.ones((len(Phi), 1))]).astype(float)
     w = np.zeros(X.shape[1])
     for t, i in enumerate(order, start=1):
         margin = y[i] * (X[i] @ w)
-        taken = heavy_pegasos_weight(weight[i], typical, margin, t, 1, lam, X[i] @ X[i])
+        taken = heavy_pegasos_weight(weight[i], heavy_from, margin, t, 1, lam, X[i] @ X[i])
         g = lam * w - (taken * y[i] * X[i] if margin < 1 else 0.0)
         w = w - g / (lam * t)
         w *= min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w))) if w.any() else 1.0
@@ -309,29 +313,30 @@ def huber_gd(X, y, lam, h, eta0, tol, max_iter, fit_intercept=True, weight=None)
     return w, b, objectives
 
 
-def heavy_pegasos_weight(c, typical, margin, t, k, lam, sq_norm):
+def heavy_pegasos_weight(c, heavy_from, margin, t, k, lam, sq_norm):
     """The weight a violating draw of weight c takes in Pegasos' step t of k draws: c up
-    to ``typical`` (the median weight); above it at least ``typical`` and at most c, what
+    to ``heavy_from``; above it at least ``heavy_from`` and at most c, what
     brings its margin, (1 - 1/t) ``margin`` after the shrink, to 1 with its step
     weight / (lambda t k) times ``sq_norm`` = ||x_i||^2 (:func:`heavy_weight`)."""
-    return heavy_weight(c, typical, (1 - 1 / t) * margin, sq_norm / (lam * t * k))
+    return heavy_weight(c, heavy_from, (1 - 1 / t) * margin, sq_norm / (lam * t * k))
 
 
-def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_from=None):
+def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_from=None,
+                      heavy_from=None):
     """Mini-batch Pegasos on x_i = (x_i, bias_feature) over the given batches of indices,
-    each violator's subgradient scaled by its weight (default 1; above the median weight
-    by :func:`heavy_pegasos_weight`).  Returns w and the dual variables alpha, stepped
-    alongside: w = (1/lambda) sum_i alpha_i y_i x_i; with ``average_from`` the means of
-    both over the iterations t >= average_from."""
+    each violator's subgradient scaled by its weight (default 1; above ``heavy_from``, by
+    default :func:`heavy_threshold`, by :func:`heavy_pegasos_weight`).  Returns w and the
+    dual variables alpha, stepped alongside: w = (1/lambda) sum_i alpha_i y_i x_i; with
+    ``average_from`` the means of both over the iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     X = np.hstack([X, np.full((len(X), 1), bias_feature)])
     weight = np.ones(len(y)) if weight is None else weight
-    typical = np.median(weight)
+    heavy_from = heavy_threshold(weight) if heavy_from is None else heavy_from
     w = np.zeros(X.shape[1])
     alpha = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
         k = len(batch)
-        taken = {i: heavy_pegasos_weight(weight[i], typical, y[i] * (X[i] @ w), t, k, lam,
+        taken = {i: heavy_pegasos_weight(weight[i], heavy_from, y[i] * (X[i] @ w), t, k, lam,
                                          X[i] @ X[i])
                  for i in batch if y[i] * (X[i] @ w) < 1}
         violators = [i for i in batch if i in taken]
@@ -354,16 +359,17 @@ def pegasos_minibatch(X, y, lam, batches, bias_feature, weight=None, average_fro
 
 
 def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None,
-                   average_from=None):
+                   average_from=None, heavy_from=None):
     """Mini-batch Pegasos in the feature space of k(x, z) + bias2 (k the RBF kernel of
     width gamma unless ``kernel`` is given), with w = sum_j beta_j phi(x_j) over all
     training points and ||w||^2 = beta^T K beta, each violator's step scaled by its
-    weight (default 1; above the median weight by :func:`heavy_pegasos_weight`); returns
+    weight (default 1; above ``heavy_from``, by default :func:`heavy_threshold`, by
+    :func:`heavy_pegasos_weight`); returns
     beta, or with ``average_from`` its mean over the iterations t >= average_from."""
     X = np.asarray(X.todense() if hasattr(X, "todense") else X, dtype=float)
     kernel = kernel or (lambda a, b: rbf(a, b, gamma))
     weight = np.ones(len(y)) if weight is None else weight
-    typical = np.median(weight)
+    heavy_from = heavy_threshold(weight) if heavy_from is None else heavy_from
     K = np.array([[kernel(a, b) + bias2 for b in X] for a in X])
     beta = np.zeros(len(X))
     for t, batch in enumerate(batches, start=1):
@@ -372,7 +378,7 @@ def kernel_pegasos(X, y, lam, batches, gamma, bias2, weight=None, kernel=None,
         k = len(batch)
         for i in batch:
             if margins[i] < 1:
-                taken = heavy_pegasos_weight(weight[i], typical, margins[i], t, k, lam,
+                taken = heavy_pegasos_weight(weight[i], heavy_from, margins[i], t, k, lam,
                                              K[i, i])
                 step[i] += taken * y[i] / (lam * t * k)
         beta = (1 - 1 / t) * beta + step
@@ -479,9 +485,9 @@ class NaiveSharedBSGD(NaiveBSGD):
     vectors) whose best merge, found by brute force, degrades the K models least."""
 
     def __init__(self, n_models, budget, lam, gamma, horizon=0, maintenance="merge",
-                 typical=1.0):
+                 heavy_from=np.inf):
         super().__init__(budget, lam, gamma, maintenance=maintenance, horizon=horizon,
-                         typical=typical)
+                         heavy_from=heavy_from)
         self.n_models = n_models
 
     def decision(self, x):
@@ -499,7 +505,7 @@ class NaiveSharedBSGD(NaiveBSGD):
         if violated.any():
             # as NaiveBSGD's, model by model (no offset here)
             reach = self.kernel(x, x) * rho / self.lam
-            taken = np.array([heavy_weight(c, self.typical, m, reach)
+            taken = np.array([heavy_weight(c, self.heavy_from, m, reach)
                               for m in y * self.decision(x)])
             self.n_capped += int(np.sum(violated & (taken < c)))
             steps = np.where(violated, y * taken * rho / self.lam, 0.0)

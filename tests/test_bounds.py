@@ -495,9 +495,12 @@ def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted, k):
     weight = (np.random.default_rng(8).choice([0.5, 1.0, 4.0, 30.0], len(y)) if weighted
               else np.ones(len(y)))
     first = n_iter // 2 + 1
-    want, want_dual = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight)
+    # heavy from the median (not 100 times it), so that the weights of 4 and 30 are
+    heavy_from = np.median(weight)
+    want, want_dual = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight,
+                                              heavy_from=heavy_from)
     mean, mean_dual = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight,
-                                              average_from=first)
+                                              average_from=first, heavy_from=heavy_from)
     for margin_bounds, scaled in ((False, False), (True, False), (True, True)):
         packed = PackedData.from_matrix(X)
         norms = np.sqrt(packed.sq_norms + bias_feature ** 2)
@@ -509,7 +512,7 @@ def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted, k):
         dual_lag, scale_sum = np.zeros(120), np.zeros(1)
         cut = first + 7                                # two calls, the first into the average
         for start, stop in ((0, cut), (cut, n_iter)):
-            K.pegasos_steps(*packed.arrays, norms, y, weight, np.median(weight),
+            K.pegasos_steps(*packed.arrays, norms, y, weight, heavy_from,
                             batches[start:stop], start, lam, bias_feature, margin_bounds,
                             scaled, rule, u, w_ref, v, update, touched, mark, dual, dual_scale,
                             first, dual_lag, scale_sum, counters)
@@ -830,7 +833,8 @@ def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, w
     n_iter = 320 // k
     batches = _no_row_twice_in_a_row(np.random.default_rng(5).integers(0, 80, (n_iter, k)))
     kernel, function = KERNELS[kernel]
-    weight = (np.random.default_rng(9).choice([0.5, 1.0, 4.0, 30.0], len(y)) if weighted
+    # heavy rows: above 100 times the median weight (fastsvm._importance)
+    weight = (np.random.default_rng(9).choice([0.5, 1.0, 4.0, 1000.0], len(y)) if weighted
               else np.ones(len(y)))
     want = naive.kernel_pegasos(X, y, lam, batches, None, bias2, weight, function)
     dense = X.toarray() if sparse else X
@@ -849,7 +853,10 @@ def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, w
                                           average=average)
             beta = np.zeros(80)
             beta[result.support] = result.dual
-            assert_allclose(beta, expected, rtol=1e-9, atol=1e-12)
+            # rows of weight 1000 dominate the coefficients, and their steps amplify the
+            # rounding to about 2e-9 (a wrong step is off by far more: 0.07 relative)
+            assert_allclose(beta, expected, rtol=1e-7 if weighted else 1e-9,
+                            atol=1e-12 * max(1.0, np.abs(expected).max()))
             if margin_bounds:
                 assert result.counters[K.PC_REFRESHES] >= 3
 
@@ -861,7 +868,7 @@ def test_kernel_pegasos_batch_larger_than_the_data_follows_the_oracle(margin_bou
     X, y = _problem(n=12, d=4)
     lam = 1e-2
     batches = np.random.default_rng(2).integers(0, 12, size=(25, 30))
-    weight = np.random.default_rng(3).choice([0.5, 1.0, 4.0, 30.0], len(y))
+    weight = np.random.default_rng(3).choice([0.5, 1.0, 4.0, 1000.0], len(y))
     kernel, function = KERNELS["rbf"]
     want = naive.kernel_pegasos(X, y, lam, batches, None, 1.0, weight, function)
     diagonal = np.array([function(a, a) for a in X])
@@ -869,7 +876,7 @@ def test_kernel_pegasos_batch_larger_than_the_data_follows_the_oracle(margin_bou
                                   30, 25, 1.0, margin_bounds, _ReplayBatches(batches))
     beta = np.zeros(12)
     beta[result.support] = result.dual
-    assert_allclose(beta, want, rtol=1e-9, atol=1e-12)
+    assert_allclose(beta, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
     assert result.counters[K.PC_EXAMINED] <= 25 * 12
 
 

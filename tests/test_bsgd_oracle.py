@@ -40,8 +40,8 @@ def _run_compiled(X, y, order, lam, gamma, budget, maintenance, method, diag=Fal
     return state
 
 
-def _naive_from_state(state, lam, gamma, budget, maintenance, method, typical=1.0):
-    ref = NaiveBSGD(budget, lam, gamma, method, maintenance, typical=typical)
+def _naive_from_state(state, lam, gamma, budget, maintenance, method, heavy_from=np.inf):
+    ref = NaiveBSGD(budget, lam, gamma, method, maintenance, heavy_from=heavy_from)
     ref.sv = list(state.support_vectors())
     ref.alpha = list(state.alpha(lam))
     ref.rows = [int(i) if i >= 0 else None for i in state.sv_idx[:state.n_sv]]
@@ -192,12 +192,12 @@ def test_trained_offset_matches_oracle(maintenance, horizon):
     X, y, order = _problem(seed=8)
     y = np.where(X[:, 0] > 0.8, 1.0, -1.0)          # unbalanced: the offset matters
     weight = np.random.default_rng(1).choice([0.5, 1.0, 20.0], size=len(y))
-    typical = float(np.median(weight))
+    heavy_from = float(np.median(weight))
     lam, gamma, c2 = 1 / 80, 0.5, 0.3
     state = BSGDState.empty(X.shape[1], 5)
     state.horizon = horizon
     ref = NaiveBSGD(5, lam, gamma, "lookup-h", maintenance, horizon=horizon, bias_scale=c2,
-                    typical=typical)
+                    heavy_from=heavy_from)
     for half, chunk in enumerate(np.array_split(order, 2)):
         if half:
             state.rescale_lambda(lam, lam / 2)
@@ -205,7 +205,7 @@ def test_trained_offset_matches_oracle(maintenance, horizon):
             ref.lam = lam
         run_pass(state, PackedData.from_matrix(X), y, weight, chunk, lam,
                  Kernel("rbf", gamma), 5, MAINTENANCE[maintenance], METHODS["lookup-h"],
-                 False, load_tables(), bias_scale=c2, typical=typical)
+                 False, load_tables(), bias_scale=c2, heavy_from=heavy_from)
         for i in chunk:
             ref.step(X[i], y[i], weight[i], row=i)
     assert state.stats[_kernels.ST_MAINTENANCE] > 5 and abs(ref.b) > 0.1
@@ -291,16 +291,16 @@ def test_weighted_steps_match_oracle(maintenance):
     (its kernel row is then computed)."""
     X, y, order = _problem(seed=3)
     weight = np.random.default_rng(0).choice([0.25, 1.0, 4.0, 30.0], size=len(y))
-    typical = float(np.median(weight))
+    heavy_from = float(np.median(weight))
     lam, gamma, budget = 1 / 80, 0.5, 5
     state = BSGDState.empty(X.shape[1], budget)
     packed = PackedData.from_matrix(X)
     capped = 0
     for k in range(len(order)):
-        ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h", typical)
+        ref = _naive_from_state(state, lam, gamma, budget, maintenance, "lookup-h", heavy_from)
         run_pass(state, packed, y, weight, order[k:k + 1], lam, Kernel("rbf", gamma), budget,
                  MAINTENANCE[maintenance], METHODS["lookup-h"], False, load_tables(),
-                 typical=typical)
+                 heavy_from=heavy_from)
         ref.step(X[order[k]], y[order[k]], weight[order[k]], row=order[k])
         capped += ref.n_capped
         assert_allclose(state.support_vectors(), np.array(ref.sv).reshape(-1, X.shape[1]),
@@ -328,7 +328,7 @@ def test_other_kernels_with_removal_match_oracle(name, layout):
     state = _run_compiled(sp.csr_matrix(X) if layout == "csr" else X, y, order, lam, None,
                           budget, "remove", "gss", kernel=kernel, weight=weight)
     ref = NaiveBSGD(budget, lam, None, "gss", "remove", kernel=function,
-                    typical=np.median(weight))      # run_pass's, over the rows of order
+                    heavy_from=naive.heavy_threshold(weight))     # run_pass's, as the library's
     for i in order:
         ref.step(X[i], y[i], weight[i], row=i)
     assert_allclose(state.support_vectors(), np.array(ref.sv), rtol=0, atol=0)

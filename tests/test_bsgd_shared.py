@@ -94,8 +94,8 @@ def _shared_state(budget, d=3, horizon=0):
     return state
 
 
-def _naive_from_state(state, lam, gamma, budget, horizon=0, typical=1.0):
-    ref = NaiveSharedBSGD(N_MODELS, budget, lam, gamma, horizon=horizon, typical=typical)
+def _naive_from_state(state, lam, gamma, budget, horizon=0, heavy_from=np.inf):
+    ref = NaiveSharedBSGD(N_MODELS, budget, lam, gamma, horizon=horizon, heavy_from=heavy_from)
     ref.sv = list(state.support_vectors())
     ref.alpha = [row.copy() for row in state.alpha(lam)]
     ref.rows = [int(i) if i >= 0 else None for i in state.sv_idx[:state.n_sv]]
@@ -103,11 +103,11 @@ def _naive_from_state(state, lam, gamma, budget, horizon=0, typical=1.0):
     return ref
 
 
-def _step(state, packed, labels, k, lam, gamma, budget, method, weight=None, typical=1.0):
+def _step(state, packed, labels, k, lam, gamma, budget, method, weight=None, heavy_from=np.inf):
     weight = np.ones(len(labels)) if weight is None else weight
     run_pass(state, packed, labels, weight, np.array([k], dtype=np.int64), lam,
              Kernel("rbf", gamma), budget, _kernels.MERGE, METHODS[method], False, load_tables(),
-             typical=typical)
+             heavy_from=heavy_from)
 
 
 @pytest.mark.parametrize("horizon", [0, 80])
@@ -210,13 +210,13 @@ def test_weighted_steps_scale_the_new_coefficients():
     lam, gamma, budget = 1.0 / 80, 0.5, 5
     rng = np.random.default_rng(0)
     weight = rng.uniform(0.2, 3.0, len(labels)) * rng.choice([1.0, 10.0], len(labels))
-    typical = float(np.median(weight))
+    heavy_from = float(np.median(weight))
     packed = PackedData.from_matrix(X)
     state = _shared_state(budget)
     capped = 0
     for i in order:
-        ref = _naive_from_state(state, lam, gamma, budget, typical=typical)
-        _step(state, packed, labels, i, lam, gamma, budget, "gss-precise", weight, typical)
+        ref = _naive_from_state(state, lam, gamma, budget, heavy_from=heavy_from)
+        _step(state, packed, labels, i, lam, gamma, budget, "gss-precise", weight, heavy_from)
         ref.step(X[i], labels[i], weight[i])
         capped += ref.n_capped
         assert_allclose(state.alpha(lam), np.array(ref.alpha).reshape(-1, N_MODELS),

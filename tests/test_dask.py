@@ -417,15 +417,16 @@ def test_budget_accuracy_is_the_local_one(client):
     assert abs(np.mean(dist) - np.mean(local)) <= 0.003
 
 
-def test_typical_weight_is_the_median_of_all_rows_from_the_blocks_medians():
-    """The weight above which a row's step is importance-aware (fastsvm._importance) is
-    that of a fit on all rows, the median, from the blocks' medians counted for their
-    rows: a block of the rare class alone (a file sorted by class) does not make its
-    rows the typical ones, and a block without rows of positive weight does not count."""
+def test_median_weight_is_that_of_all_rows_from_the_blocks_medians():
+    """The median weight, which a row's weight must pass 100 times over for its step to
+    be importance-aware (fastsvm._importance), is that of a fit on all rows, from the
+    blocks' medians counted for their rows: a block of the rare class alone (a file
+    sorted by class) does not make its weight the median, and a block without rows of
+    positive weight does not count."""
     def typical(sizes, medians):
         facts = [[0] * len(sizes)] * 5
         return Partitions(None, [], np.arange(2), facts[0], sizes, *facts[1:],
-                          median_weights=medians, class_weight=np.ones(2)).typical_weight
+                          median_weights=medians, class_weight=np.ones(2)).median_weight
 
     majority, minority = 2000 / (2 * 1500), 2000 / (2 * 500)       # class_weight='balanced'
     weights = np.repeat([majority, minority], [1500, 500])

@@ -312,7 +312,7 @@ def _margin(X, data, indices, indptr, is_sparse, y, w, bias_feature, i):
 
 
 @njit(**JIT_OPTIONS)
-def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, typical, batches, t0,
+def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, heavy_from, batches, t0,
                   lam, bias_feature, use_bounds, scaled, rule, u, w_ref, v, update, touched,
                   mark, dual, dual_scale, average_from, dual_lag, scale_sum, counters):
     """Mini-batch Pegasos iterations t0 + 1, ..., t0 + len(batches), with Algorithm 3's bounds.
@@ -324,9 +324,9 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, typical
         w <- min(1, 1 / (sqrt(lambda) ||w||)) w,
 
     with the step weights c_i = ``weight`` (1 without sample weights); a violator
-    weighing more than ``typical`` (the median c_i) takes the importance-aware weight of
-    :mod:`fastsvm._importance` instead of c_i, from its margin, which is then computed
-    even where the bound decides the violation.
+    weighing more than ``heavy_from`` (c_heavy, 100 times the median c_i) takes the
+    importance-aware weight of :mod:`fastsvm._importance` instead of c_i, from its
+    margin, which is then computed even where the bound decides the violation.
 
     The same steps on the dual variables alpha of w = (1/lambda) sum_i
     alpha_i y_i x_i: alpha <- (1 - 1/t) alpha + 1/(t k) sum_{i in A+} c_i e_i,
@@ -442,12 +442,12 @@ def pegasos_steps(X, data, indices, indptr, is_sparse, norms, y, weight, typical
             if violates:
                 any_violator = True
                 weight_i = weight[i]
-                if weight_i > typical:
+                if weight_i > heavy_from:
                     if not known:       # decided by the bound: computed for the weight
                         examined += 1
                         margin = scale * _margin(X, data, indices, indptr, is_sparse, y, v,
                                                  bias_feature, i)
-                    weight_i = heavy_weight(weight_i, typical, (1.0 - 1.0 / t) * margin,
+                    weight_i = heavy_weight(weight_i, heavy_from, (1.0 - 1.0 / t) * margin,
                                             norms[i] * norms[i] / (lam * t * k))
                 dual[i] += weight_i * dual_step
                 dual_lag[i] += weight_i * dual_step * scale_sum[0]
@@ -543,9 +543,9 @@ def _kernel_margin(X, data, indices, indptr, is_sparse, sq_norms, y, i, code, ga
 
 @njit(**JIT_OPTIONS)
 def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y, weight,
-                         typical, batches, t0, lam, code, gamma, degree, coef0, bias2, use_bounds,
-                         scaled, rule, u, svt, sv_sq, sv_row, coef, slot_of, n_sv, state,
-                         average_from, coef_lag, counters):
+                         heavy_from, batches, t0, lam, code, gamma, degree, coef0, bias2,
+                         use_bounds, scaled, rule, u, svt, sv_sq, sv_row, coef, slot_of, n_sv,
+                         state, average_from, coef_lag, counters):
     """Mini-batch kernel Pegasos with the bound of Guillory & Bilmes Sec. 5; returns n_sv.
 
     The same iteration as :func:`pegasos_steps` in the feature space of the
@@ -556,9 +556,9 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
     points stored as the columns of ``svt``, row ``sv_row[s]``;
     ``slot_of[i]`` is point i's column or -1).  The shrink 1 - 1/t and the
     projection only change ``scale``; ``weight`` holds the step weights c_i, and a
-    violator weighing more than ``typical`` (the median c_i) takes the importance-aware
-    weight of :mod:`fastsvm._importance` (its margin is known: a violator is never
-    decided by the bound).
+    violator weighing more than ``heavy_from`` (c_heavy, 100 times the median c_i) takes
+    the importance-aware weight of :mod:`fastsvm._importance` (its margin is known: a
+    violator is never decided by the bound).
     A scale below ``SCALE_FLOOR`` (a small lambda: long runs of shrinks and
     projections) is folded into ``coef``, which keeps w and stays finite.
 
@@ -659,8 +659,8 @@ def kernel_pegasos_steps(X, data, indices, indptr, is_sparse, sq_norms, norms, y
         for v in range(n_viol):
             i = violators[v]
             each = weight[i]
-            if each > typical:          # each draw as if alone, as pegasos_steps' draws
-                each = heavy_weight(each, typical, shrink * margins_of[v],
+            if each > heavy_from:       # each draw as if alone, as pegasos_steps' draws
+                each = heavy_weight(each, heavy_from, shrink * margins_of[v],
                                     norms[i] * norms[i] * c)
             together = draws[v] * each
             weight_of[v] = together

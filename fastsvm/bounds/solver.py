@@ -19,6 +19,7 @@ import numpy as np
 import scipy.optimize
 
 from .. import _options
+from .._importance import heavy_threshold
 from . import _kernels as K
 
 
@@ -472,7 +473,7 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
 
     ``n_iter`` iterations of ``batch_size`` points drawn uniformly with
     replacement, each violator's step scaled by its step weight ``weight`` (above
-    the median weight as :mod:`fastsvm._importance` takes it);
+    100 times the median weight as :mod:`fastsvm._importance` takes it);
     see :func:`fastsvm.bounds._kernels.pegasos_steps`.  The
     batches are drawn from ``rng`` in the same way with and without bounds,
     so both runs give the same model.  The model is the last iterate, or with
@@ -494,11 +495,11 @@ def solve_pegasos(packed, y, weight, lam, batch_size, n_iter, bias_feature, marg
     first = average_from(n_iter, average)
     dual_lag, scale_sum = np.zeros(n), np.zeros(1)
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
-    typical = float(np.median(weight))  # see fastsvm._importance
+    heavy_from = heavy_threshold(weight)
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
-        if not K.pegasos_steps(*packed.arrays, norms, y, weight, typical, batches, t0, lam,
+        if not K.pegasos_steps(*packed.arrays, norms, y, weight, heavy_from, batches, t0, lam,
                                bias_feature, margin_bounds, _options.SCALED_REFERENCE, rule, u,
                                w_ref, v, update, touched, mark, dual, dual_scale, first,
                                dual_lag, scale_sum, counters):
@@ -600,14 +601,14 @@ def solve_kernel_pegasos(packed, y, weight, lam, kernel, diagonal, batch_size, n
     counters = np.zeros(K.N_PEGASOS_COUNTERS, dtype=np.int64)
     # a refresh costs n margins of n_sv kernel values, an iteration k of them
     rule = K.new_rule(_options.RESORT_C * n / batch_size, float(n), last=n_iter)
-    typical = float(np.median(weight))  # see fastsvm._importance
+    heavy_from = heavy_threshold(weight)
     n_sv = 0
     gamma = 0.0 if kernel.gamma is None else kernel.gamma
     chunk = max(1, _options.CHUNK_STEPS // batch_size)
     for t0 in range(0, n_iter, chunk):
         batches = rng.integers(0, n, size=(min(chunk, n_iter - t0), batch_size), dtype=np.int64)
         n_sv = K.kernel_pegasos_steps(*packed.arrays, packed.sq_norms, norms, y, weight,
-                                      typical, batches, t0, lam, kernel.code, gamma,
+                                      heavy_from, batches, t0, lam, kernel.code, gamma,
                                       kernel.degree, kernel.coef0, bias2, margin_bounds,
                                       _options.SCALED_REFERENCE, rule, u, svt, sv_sq, sv_row,
                                       coef, slot_of, n_sv, state, first, coef_lag, counters)

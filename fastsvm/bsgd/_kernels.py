@@ -12,8 +12,8 @@ SGD step t (t = 1, 2, ...) on example i with eta_t = rho_t / lambda:
     w <- (1 - rho_t) w + [y_i <w, phi(x_i)> < 1] * c_i y_i rho_t/lambda * phi(x_i),
 
 the unweighted step with the subgradient scaled by the sample's weight, up to
-the median weight; the weight above it only as far as it raises the margin to 1
-("Heavy rows" below).
+100 times the median weight; the weight above it only as far as it raises the
+margin to 1 ("Heavy rows" below).
 
 Step sizes
 ----------
@@ -42,9 +42,10 @@ beta = c_i y_i (G(t) - G(t-1)), and alpha_j = beta_j / (lambda G(t))
 
 Heavy rows
 ----------
-A violated row of step weight c_i above the median c_med of the pass's rows takes
-the importance-aware step of :mod:`fastsvm._importance`: at least c_med, and
-beyond it only as much of c_i as brings its margin after the step to 1.  In the
+A violated row of step weight c_i above c_heavy, 100 times the median of the pass's
+rows, takes the importance-aware step of :mod:`fastsvm._importance`: at least
+c_heavy, and beyond it only as much of c_i as brings its margin after the step to 1.
+In the
 scaled terms above, its margin after the shrink is y_i (sum_j beta_j k(sv_j, x_i)
 + bias) / (lambda G(t)), and a step of weight 1 moves it by (k(x_i, x_i) + c^2)
 (G(t) - G(t-1)) / (lambda G(t)).
@@ -404,15 +405,15 @@ def follow_maintenance(E, col, r, n_sv, a, b, h, free):
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical, order, E, t0,
+def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, heavy_from, order, E, t0,
               lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta, sv_idx, n_sv,
               bias, bias_scale, maintenance, method, diag, table_h, table_wd, stats, timers,
               diag_sums):
     """Run one SGD step per entry of ``order`` (example indices), from step t0 + 1.
 
     Parameters are arrays and scalars only (see the module docstring);
-    ``weight`` holds the step weight c_i of every example, ``typical`` the median c_med
-    of the rows of ``order`` (see "Heavy rows"), ``horizon`` selects
+    ``weight`` holds the step weight c_i of every example, ``heavy_from`` the weight
+    c_heavy above which a row is heavy (see "Heavy rows"), ``horizon`` selects
     the step sizes (0: Pegasos, T: linear decay over T steps) and ``code`` the
     kernel (with ``PRECOMPUTED``, X is the kernel matrix and ``svt`` has no
     rows).  The state ``svt``, ``sv_sq``, ``beta``, ``sv_idx`` (capacity at
@@ -462,10 +463,10 @@ def sgd_steps(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical,
         if margin < 1.0:
             mass = step_mass(t, horizon) - step_mass(t - 1, horizon)
             c = weight[i]
-            if c > typical:             # see "Heavy rows"
+            if c > heavy_from:          # see "Heavy rows"
                 scaled = lam * step_mass(t, horizon)
                 self_k = self_kernel(X, i, sq_norms[i], code, gamma, degree, coef0) + bias_scale
-                c = heavy_weight(c, typical, y[i] * acc / scaled, self_k * mass / scaled)
+                c = heavy_weight(c, heavy_from, y[i] * acc / scaled, self_k * mass / scaled)
             step = c * y[i] * mass
             bias[0] += bias_scale * step
             slot = slot_of_row(sv_idx, n_sv, i)

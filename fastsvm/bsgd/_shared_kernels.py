@@ -237,7 +237,7 @@ def _maintain(svt, sv_sq, beta, sv_idx, n_sv, kvals, gamma, maintenance, method,
 
 
 @njit(**JIT_OPTIONS)
-def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, typical, order,
+def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, heavy_from, order,
                      E, t0, lam, code, gamma, degree, coef0, budget, horizon, svt, sv_sq, beta,
                      sv_idx, n_sv, bias, bias_scale, maintenance, method, table_wd, stats,
                      timers):
@@ -289,12 +289,12 @@ def sgd_steps_shared(X, data, indices, indptr, is_sparse, sq_norms, y, weight, t
             y_c = 1.0 if y[i] == c else -1.0
             if y_c * f[c] * scale < 1.0:
                 weight_c = weight[i]
-                if weight_c > typical:
+                if weight_c > heavy_from:
                     if self_k < 0.0:
                         self_k = self_kernel(X, i, sq_norms[i], code, gamma, degree,
                                              coef0) + bias_scale
                     scaled = lam * step_mass(t, horizon)
-                    weight_c = heavy_weight(weight_c, typical, y_c * f[c] / scaled,
+                    weight_c = heavy_weight(weight_c, heavy_from, y_c * f[c] / scaled,
                                             self_k * mass / scaled)
                 step = weight_c * mass
                 beta[n_sv, c] = y_c * step

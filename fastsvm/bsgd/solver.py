@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _options
 from .._blas import serial_numpy_blas
+from .._importance import heavy_threshold
 from ..base import check_dense_vectors, regularization, step_weights
 from .._cycles import ticks_per_second
 from . import _kernels as K
@@ -212,13 +213,14 @@ def block_dots(X, rows, svt, n_sv, buffer):
 
 
 def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, method, diag,
-             tables, progress=None, bias_scale=0.0, typical=None):
+             tables, progress=None, bias_scale=0.0, heavy_from=None):
     """Run one SGD step per index in ``order`` on ``state``, in compiled chunks.
 
     ``y`` holds +-1 floats (the class index of every row, int64, for a shared
     budget), ``weight`` the step weight of every row (see
-    :mod:`fastsvm.bsgd._kernels`; rows above ``typical``, by default the median weight
-    of ``order``'s rows, take the importance-aware step of its "Heavy rows"); ``order``
+    :mod:`fastsvm.bsgd._kernels`; rows above ``heavy_from``, by default
+    :func:`~fastsvm._importance.heavy_threshold` of ``order``'s rows, take the
+    importance-aware step of its "Heavy rows"); ``order``
     int64 indices into the rows of ``packed`` (validated by the caller: the kernel does
     not bounds-check).
     ``kernel`` is a :class:`fastsvm.kernels.Kernel`; for a kernel matrix
@@ -230,8 +232,8 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
     paper's objective, without one).
     """
     table_h, table_wd = tables
-    if typical is None:
-        typical = float(np.median(weight[order])) if len(order) else 1.0
+    if heavy_from is None:
+        heavy_from = heavy_threshold(weight[order])
     state.reserve(min(budget, state.n_sv + entering_rows(order, state.sv_idx[:state.n_sv],
                                                          packed.n_samples)))
     step = _options.CHUNK_STEPS
@@ -250,14 +252,14 @@ def run_pass(state, packed, y, weight, order, lam, kernel, budget, maintenance, 
                         else NO_DOTS)
                 if state.shared:
                     state.n_sv = sgd_steps_shared(
-                        *packed.arrays, packed.sq_norms, y, weight, typical, rows, dots,
+                        *packed.arrays, packed.sq_norms, y, weight, heavy_from, rows, dots,
                         state.t, lam, kernel.code, gamma, kernel.degree, kernel.coef0, budget,
                         state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
                         state.n_sv, state.bias, bias_scale, maintenance, method, table_wd,
                         state.stats, state.timers)
                 else:
                     state.n_sv = K.sgd_steps(
-                        *packed.arrays, packed.sq_norms, y, weight, typical, rows, dots,
+                        *packed.arrays, packed.sq_norms, y, weight, heavy_from, rows, dots,
                         state.t, lam, kernel.code, gamma, kernel.degree, kernel.coef0, budget,
                         state.horizon, state.svt, state.sv_sq, state.beta, state.sv_idx,
                         state.n_sv, state.bias, bias_scale, maintenance, method, diag, table_h,

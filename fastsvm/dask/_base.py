@@ -245,11 +245,11 @@ class Partitions:
         return float(sum(self.weight_sums))
 
     @property
-    def typical_weight(self):
+    def median_weight(self):
         """The median of the blocks' median weights, each block counted for its rows of
         positive weight: the median weight of all rows where the blocks are alike, and
-        one of the blocks' medians where they are not (blocks sorted by class).  The
-        threshold of :mod:`fastsvm._importance`'s heavy rows."""
+        one of the blocks' medians where they are not (blocks sorted by class).  What
+        :mod:`fastsvm._importance`'s heavy rows are measured against."""
         counts = np.asarray(self.n_samples, dtype=np.float64)
         kept = counts > 0
         medians, counts = np.asarray(self.median_weights)[kept], counts[kept]

@@ -6,6 +6,7 @@ import time
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
+from .._importance import heavy_threshold
 from ..base import regularization, step_weights
 from ..bsgd.estimator import (MAINTENANCE, BudgetSVC, _dual_coef, check_steps, check_stores,
                               nearest_kernel, stack_support_vectors)
@@ -78,7 +79,7 @@ def _passes(state, model, visits, lam, kernel, params, totals, *parts):
     a row whose vector is still its own takes its steps there, in this partition's
     pieces of every epoch, as in :class:`fastsvm.BudgetSVC` (see "A row's own vector")."""
     state = copy.deepcopy(state)
-    budget, maintenance, method, diagnostics, bias_scale, typical = params
+    budget, maintenance, method, diagnostics, bias_scale, heavy_from = params
     for at, seed, piece, pieces, first in visits:
         part = parts[at]
         if part.n_samples == 0:
@@ -87,7 +88,7 @@ def _passes(state, model, visits, lam, kernel, params, totals, *parts):
         y, weight = part.pass_inputs(model, state.shared, totals)
         run_pass(state, part.packed, y, weight, part.piece(seed, piece, pieces), lam, kernel,
                  budget, maintenance, method, diagnostics, load_tables(),
-                 bias_scale=bias_scale, typical=typical)
+                 bias_scale=bias_scale, heavy_from=heavy_from)
         _global_rows(state.sv_idx[:state.n_sv], first)
     return state
 
@@ -125,7 +126,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
     model (at most ``budget`` support vectors), runs BudgetSVC's SGD steps
     over the rows its worker holds, and hands the model on (in the manner of
     dask-ml's ``Incremental``).  Step sizes, weights, lambda, the
-    linear-decay horizon and the median weight above which a row's step is
+    linear-decay horizon and the weight above which a row's step is
     importance-aware (from the blocks' medians) are those of a fit on all rows;
     only the visiting
     order differs from BudgetSVC's single permutation, so the model is not
@@ -209,8 +210,9 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
             if self.learning_rate == "linear-decay":
                 for state in stream.states:
                     state.horizon = self.epochs * n
-            typical = step_weights(np.array([partitions.typical_weight]), n, weight_sum)[0]
-            self._travel(client, parts, stream, partitions.n_samples, (n, weight_sum), typical)
+            median = step_weights(np.array([partitions.median_weight]), n, weight_sum)
+            self._travel(client, parts, stream, partitions.n_samples, (n, weight_sum),
+                         heavy_threshold(median))
             dual_coef = _dual_coef([stream])
             support_vectors = stack_support_vectors(stream.states, self.n_features_in_)
             if self.fit_intercept:
@@ -222,7 +224,7 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
                                          started), partitions.class_weight)
         return self
 
-    def _travel(self, client, parts, stream, sizes, totals, typical):
+    def _travel(self, client, parts, stream, sizes, totals, heavy_from):
         """``epochs`` passes: each model (one for a shared budget) travels through the
         partitions; the chains of separate models run concurrently.
 
@@ -239,11 +241,11 @@ class DaskBudgetSVC(DaskMixin, BudgetSVC):
         process a 1,000-row task had cost about 10 ms beyond its steps.
 
         ``totals`` = (n, S) of all blocks make the step weights; a row whose step weight
-        is above ``typical`` (:attr:`Partitions.typical_weight` in step weights) takes
-        the importance-aware step of :mod:`fastsvm._importance`, as in BudgetSVC.
+        is above ``heavy_from`` (from :attr:`Partitions.median_weight`) takes the
+        importance-aware step of :mod:`fastsvm._importance`, as in BudgetSVC.
         """
         params = (stream.budget, MAINTENANCE[self.maintenance], METHODS[self.merge_method],
-                  self.diagnostics, self._bias_scale(), typical)
+                  self.diagnostics, self._bias_scale(), heavy_from)
         n = int(np.sum(sizes))
         check_stores(stream.states, params[0], {id(state): n for state in stream.states},
                      self.n_features_in_)

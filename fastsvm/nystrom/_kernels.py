@@ -14,7 +14,7 @@ the offset's weight:
 with stochastic subgradient :math:`g = \lambda w - [y_i\langle w, x_i\rangle < 1]\, c_i y_i x_i`
 on a uniformly drawn example i (Snacks eq. (8)); c_i is the example's step
 weight s_i n / S (1 without sample weights, see :mod:`fastsvm.base`), or, for a
-violator weighing more than ``typical`` (the median c_i), the importance-aware
+violator weighing more than ``heavy_from`` (100 times the median c_i), the importance-aware
 weight of :mod:`fastsvm._importance` (:func:`_taken_weight`).  The stochastic
 steps take the example indices to visit (drawn by the driver), update ``w`` in place and
 return the number of margin violations; they never allocate.  The solvers visit rows in
@@ -83,18 +83,18 @@ def _margin(Phi, i, w, bias_feature):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink, eta):
-    """The weight violator i of step weight c > ``typical`` takes in a step of size ``eta``
+def _taken_weight(Phi, i, bias_feature, c, heavy_from, margin, shrink, eta):
+    """The weight violator i of step weight c > ``heavy_from`` takes in a step of size ``eta``
     whose shrink factor is ``shrink`` (:mod:`fastsvm._importance`), ``margin`` its margin
     before the step."""
     sq_norm = bias_feature * bias_feature
     for j in range(Phi.shape[1]):
         sq_norm += np.float64(Phi[i, j]) * Phi[i, j]
-    return heavy_weight(c, typical, shrink * margin, eta * sq_norm)
+    return heavy_weight(c, heavy_from, shrink * margin, eta * sq_norm)
 
 
 @numba.njit(**JIT_OPTIONS)
-def assg_steps(Phi, y, weight, typical, bias_feature, order, lam, eta, center, radius, w, w_avg,
+def assg_steps(Phi, y, weight, heavy_from, bias_feature, order, lam, eta, center, radius, w, w_avg,
                avg_weight):
     """Inner loop of one ASSG stage (Snacks Alg. 1, lines 4-7, step (7)).
 
@@ -114,8 +114,8 @@ def assg_steps(Phi, y, weight, typical, bias_feature, order, lam, eta, center, r
         margin = y[i] * _margin(Phi, i, w, bias_feature)
         if margin < 1.0:
             c = weight[i]
-            if c > typical:
-                c = _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink, eta)
+            if c > heavy_from:
+                c = _taken_weight(Phi, i, bias_feature, c, heavy_from, margin, shrink, eta)
             step = eta * c * y[i]
             violations += 1
         dist_sq = 0.0
@@ -136,7 +136,7 @@ def assg_steps(Phi, y, weight, typical, bias_feature, order, lam, eta, center, r
 
 
 @numba.njit(**JIT_OPTIONS)
-def pegasos_steps(Phi, y, weight, typical, bias_feature, order, lam, t0, project, w):
+def pegasos_steps(Phi, y, weight, heavy_from, bias_feature, order, lam, t0, project, w):
     """Pegasos steps (Shalev-Shwartz et al. 2011, Fig. 1, k = 1) from step counter t0.
 
     Step t = t0 + 1, t0 + 2, ...: eta_t = 1 / (lambda t),
@@ -157,8 +157,8 @@ def pegasos_steps(Phi, y, weight, typical, bias_feature, order, lam, t0, project
         margin = y[i] * _margin(Phi, i, w, bias_feature)
         if margin < 1.0:
             c = weight[i]
-            if c > typical:
-                c = _taken_weight(Phi, i, bias_feature, c, typical, margin, shrink,
+            if c > heavy_from:
+                c = _taken_weight(Phi, i, bias_feature, c, heavy_from, margin, shrink,
                                   1.0 / (lam * tt))
             step = c * y[i] / (lam * tt)
             violations += 1

@@ -166,8 +166,9 @@ class NystromSVC(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseSVC):
     or scales its stochastic subgradient step by c_i (ASSG, Pegasos; examples are
     still drawn uniformly, see :mod:`fastsvm.base`), so a weight of 2 is the
     problem with the example twice, which the stochastic solvers solve in
-    expectation; there a violator weighing more than the median example takes only
-    as much of its weight as brings its margin to 1 (:mod:`fastsvm._importance`).
+    expectation; there a violator weighing more than 100 times the median example
+    takes only as much of its weight as brings its margin to 1
+    (:mod:`fastsvm._importance`).
     (The paper writes :math:`\lambda\|w\|^2` but differentiates it as
     :math:`\lambda w`: its lambda is our lambda.)
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _options
+from .._importance import heavy_threshold
 from . import _kernels
 
 
@@ -104,12 +105,6 @@ class SolverResult:
         return len(self.objective) - 1
 
 
-def _typical(weight, rows):
-    """The median step weight of the problem's rows: a violator above it takes the
-    importance-aware step of :mod:`fastsvm._importance`."""
-    return float(np.median(weight if rows is None else weight[rows]))
-
-
 def _orders(n, rows, steps, rng, progress):
     """``steps`` example indices drawn uniformly from the n rows ``rows`` (0..n-1 if None),
     in chunks of ``CHUNK_STEPS``, advancing ``progress``."""
@@ -134,10 +129,10 @@ def _assg_stage(Phi, rows, y, weight, bias_feature, lam, w, eta, radius, steps, 
     w_avg = np.zeros_like(w)
     violations = 0
     n, rows = _problem_rows(Phi, rows)
-    typical = _typical(weight, rows)
+    heavy_from = heavy_threshold(weight if rows is None else weight[rows])
     for order in _orders(n, rows, steps, rng, progress):
-        violations += _kernels.assg_steps(Phi, y, weight, typical, bias_feature, order, lam, eta,
-                                          center, radius, w, w_avg, 1.0 / steps)
+        violations += _kernels.assg_steps(Phi, y, weight, heavy_from, bias_feature, order, lam,
+                                          eta, center, radius, w, w_avg, 1.0 / steps)
     return w_avg, violations
 
 
@@ -223,14 +218,14 @@ def solve_pegasos(Phi, y, weight, bias_feature, lam, stage_steps, max_stages, to
     iterate.  Stages only mark where the stopping rule is checked.
     """
     n, rows = _problem_rows(Phi, rows)
-    typical = _typical(weight, rows)
+    heavy_from = heavy_threshold(weight if rows is None else weight[rows])
     w = np.zeros(Phi.shape[1] + 1)
     result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam, rows)])
     t = 0
     while result.n_stages < max_stages and not (result.n_stages and _converged(result, tol)):
         violations = 0
         for order in _orders(n, rows, stage_steps, rng, progress):
-            violations += _kernels.pegasos_steps(Phi, y, weight, typical, bias_feature, order,
+            violations += _kernels.pegasos_steps(Phi, y, weight, heavy_from, bias_feature, order,
                                                  lam, t, True, w)
             t += order.shape[0]
         result.violations.append(violations)
