@@ -491,11 +491,11 @@ def test_pegasos_steps_follow_the_oracle(sparse, bias_feature, weighted, k):
     lam = 1e-2
     n_iter = 600 // k
     batches = _no_row_twice_in_a_row(np.random.default_rng(4).integers(0, 120, (n_iter, k)))
-    # weights far above the median take the importance-aware step (fastsvm._importance)
     weight = (np.random.default_rng(8).choice([0.5, 1.0, 4.0, 30.0], len(y)) if weighted
               else np.ones(len(y)))
     first = n_iter // 2 + 1
-    # heavy from the median (not 100 times it), so that the weights of 4 and 30 are
+    # rows are heavy (fastsvm._importance) from the median here, not from 100 times it,
+    # so that the weights of 4 and 30 take the importance-aware step
     heavy_from = np.median(weight)
     want, want_dual = naive.pegasos_minibatch(X, y, lam, batches, bias_feature, weight,
                                               heavy_from=heavy_from)
@@ -854,7 +854,7 @@ def test_kernel_pegasos_follows_the_oracle(monkeypatch, sparse, bias2, kernel, w
             beta = np.zeros(80)
             beta[result.support] = result.dual
             # rows of weight 1000 dominate the coefficients, and their steps amplify the
-            # rounding to about 2e-9 (a wrong step is off by far more: 0.07 relative)
+            # rounding to about 2e-9 (without the cap the steps miss by far more)
             assert_allclose(beta, expected, rtol=1e-7 if weighted else 1e-9,
                             atol=1e-12 * max(1.0, np.abs(expected).max()))
             if margin_bounds:

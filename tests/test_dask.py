@@ -423,18 +423,18 @@ def test_median_weight_is_that_of_all_rows_from_the_blocks_medians():
     blocks' medians counted for their rows: a block of the rare class alone (a file
     sorted by class) does not make its weight the median, and a block without rows of
     positive weight does not count."""
-    def typical(sizes, medians):
+    def median(sizes, medians):
         facts = [[0] * len(sizes)] * 5
         return Partitions(None, [], np.arange(2), facts[0], sizes, *facts[1:],
                           median_weights=medians, class_weight=np.ones(2)).median_weight
 
     majority, minority = 2000 / (2 * 1500), 2000 / (2 * 500)       # class_weight='balanced'
     weights = np.repeat([majority, minority], [1500, 500])
-    assert typical([750, 750, 500], [majority, majority, minority]) == np.median(weights)
-    assert typical([0, 500, 1500], [0.0, minority, majority]) == majority
+    assert median([750, 750, 500], [majority, majority, minority]) == np.median(weights)
+    assert median([0, 500, 1500], [0.0, minority, majority]) == majority
     rng = np.random.default_rng(0)
     alike = [rng.uniform(0.5, 1.5, 1001) for _ in range(3)]
-    assert abs(typical([1001] * 3, [np.median(w) for w in alike])
+    assert abs(median([1001] * 3, [np.median(w) for w in alike])
                - np.median(np.concatenate(alike))) < 0.05
 
 
