@@ -31,7 +31,8 @@ features of norm^2 about 20, to its last iteration) it gives every heavy row
 little more than a median row's step.  Applied from the median itself,
 ``class_weight='balanced'`` on ``benchmarks/_generated.py``'s imbalanced set
 (5.5 % positive; weights 9.1 and 0.53) lost its effect there: the linear
-PegasosSVC's balanced accuracy fell from 85.0 % to 78.5 % (seeds 0-2).  A class
+PegasosSVC's balanced accuracy fell from 85.0 % to 78.5 % (seeds 0-2; 71.4 % to
+60.2 % on the 6-class ``imbalanced_multi``).  A class
 weight is a weight that many rows share, and its full steps are what
 rebalances; so ratios up to 100, a class of 1 % against the rest, keep them.
 Rows up to c_heavy (every row of unweighted data) take their plain step, so
