@@ -17,24 +17,25 @@ So a violated row weighing more than c_heavy = ``HEAVY_RATIO`` times the median
 weight c_med takes its weight beyond c_heavy as Karampatziakis & Langford take
 an importance weight h ("Online Importance Weight Aware Updates", UAI 2011):
 as h steps in a row, each infinitely small, which for the hinge loss stop
-where the margin reaches 1.  Its margin after the step's shrink m', and r how
-far a step of weight 1 moves it (the step size times k(x_i, x_i), the offset's
-feature included), it takes the weight
+where the margin reaches 1.  With m' its margin after the step's shrink and r
+how far a step of weight 1 moves it (the step size times k(x_i, x_i), the
+offset's feature included), it takes the weight
 
 .. math::
 
     \max\bigl(c_{heavy},\ \min(c_i,\ (1 - m') / r)\bigr).
 
-Only extreme rows: the cap is not the unbiased step, and where the steps
-overshoot the margin anyway (r >= 1: the linear PegasosSVC at its defaults,
-features of norm^2 about 20, to its last iteration) it gives every heavy row
-little more than a median row's step.  Applied from the median itself,
-``class_weight='balanced'`` on ``benchmarks/_generated.py``'s imbalanced set
-(5.5 % positive; weights 9.1 and 0.53) lost its effect there: the linear
-PegasosSVC's balanced accuracy fell from 85.0 % to 78.5 % (seeds 0-2; 71.4 % to
-60.2 % on the 6-class ``imbalanced_multi``).  A class
-weight is a weight that many rows share, and its full steps are what
-rebalances; so ratios up to 100, a class of 1 % against the rest, keep them.
+Only extreme rows: the capped step is not the unbiased one.  Where every step
+overshoots the margin anyway (r >= 1: the linear PegasosSVC at its defaults on
+features of squared norm about 20, up to its last iteration), a capped row gets
+little more than the floor.  With the cap from the median itself, every heavy
+row then stepped about as a median row, and ``class_weight='balanced'`` on
+``benchmarks/_generated.py``'s imbalanced set (5.5 % positive; weights 9.1 and
+0.53) lost its effect: the linear PegasosSVC's balanced accuracy fell from
+85.0 % to 78.5 % (seeds 0-2; 71.4 % to 60.2 % on the 6-class
+``imbalanced_multi``).  A class weight is a weight that many rows share, and its
+full steps are what rebalances; so ratios up to 100, a class of 1 % against the
+rest, keep them.
 Rows up to c_heavy (every row of unweighted data) take their plain step, so
 the papers' algorithms are unchanged.  The median, not the mean to which
 :mod:`fastsvm.base` normalises the weights, is the reference: Pegasos' steps do
