@@ -11,8 +11,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _options
+from .._importance import heavy_threshold
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKernelCoefMixin,
-                    progress_bar, used_columns)
+                    progress_bar, step_weights, used_columns)
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import (MULTI_CLASS, TargetRows, labels_from_decision, ovo_scores,
                           resolve_multi_class)
@@ -87,6 +88,16 @@ def _grid(name, values, positive):
         raise ValueError(f"{name} must hold finite values {'> 0' if positive else '>= 0'}; "
                          f"got {values.tolist()!r}")
     return values.tolist()
+
+
+def _clipped_step_weights(problem):
+    """The step weights s_i n / S of ``problem``'s rows after clipping every weight s_i to
+    100 times the median (:func:`~fastsvm._importance.heavy_threshold`; see "Sample
+    weights" in :class:`MarginSGDSVC`): exactly ``problem.step_weights`` where no
+    weight is that far above the median."""
+    weights = problem.weights
+    clipped = np.minimum(weights, heavy_threshold(weights))
+    return step_weights(clipped, len(clipped), float(clipped.sum()))
 
 
 class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
@@ -289,7 +300,15 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
     normalised to mean 1, c_i = s_i n / S, since the implicit C is fixed:
     scaling every weight by a constant leaves the model unchanged, and a
     class weighted more than the rest pushes the boundary away from its
-    points (a weight above 1 sets a new point's margin beyond 1).  Rows of
+    points (a weight above 1 sets a new point's margin beyond 1).  A weight
+    above 100 times the median (:func:`~fastsvm._importance.heavy_threshold`, where
+    the SGD solvers' steps turn importance-aware) is first clipped to it: the
+    coefficient of a row weighing 10^4 times the rest is a bump 10^4 times as high,
+    and normalised to mean 1 the other rows' weights fall to a fraction of 1
+    (three rows of weight 1,000 among 2,000, ``make_classification(3000, 10,
+    flip_y=0.05, random_state=0)``: 92.4 % against 94.7 % unweighted, 88.6 % at
+    10^6; clipped, 94.8 % at each).  Class weights up to 100 times the median (a
+    class of 1 % against the rest) are unchanged.  Rows of
     weight 0 are dropped, exactly as if absent.  Validation then scores the
     weighted accuracy (balanced accuracy for ``class_weight='balanced'``),
     and the offset maximises it.  A weight of 2 is *not* the row drawn twice
@@ -593,7 +612,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         result, offsets, validation rows)."""
         X, X_sq, copies = data
         cap = np.inf if self.C is None else float(self.C)
-        weight, y_enc = problem.step_weights, problem.y
+        weight, y_enc = _clipped_step_weights(problem), problem.y
         order = draw_order(rows, sampling,
                            np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
         # the binary problems share the draws, so they share the out-of-bag rows
