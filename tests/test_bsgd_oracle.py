@@ -323,7 +323,7 @@ KERNELS = {
 def test_other_kernels_with_removal_match_oracle(name, layout):
     kernel, function = KERNELS[name]
     X, y, order = _problem(seed=4)
-    weight = np.random.default_rng(2).choice([0.5, 1.0, 20.0], size=len(y))
+    weight = np.random.default_rng(2).choice([0.5, 1.0, 20.0, 1000.0], size=len(y))
     lam, budget = 1 / 80, 5
     state = _run_compiled(sp.csr_matrix(X) if layout == "csr" else X, y, order, lam, None,
                           budget, "remove", "gss", kernel=kernel, weight=weight)
