@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .. import _options
 from .._importance import heavy_threshold
 from ..base import (COMMON_CONSTRAINTS, KERNEL_CONSTRAINTS, BaseSVC, LinearKernelCoefMixin,
-                    progress_bar, step_weights, used_columns)
+                    progress_bar, used_columns)
 from ..kernels import row_sq_norms, uses_gamma
 from ..multiclass import (MULTI_CLASS, TargetRows, labels_from_decision, ovo_scores,
                           resolve_multi_class)
@@ -90,14 +90,11 @@ def _grid(name, values, positive):
     return values.tolist()
 
 
-def _clipped_step_weights(problem):
-    """The step weights s_i n / S of ``problem``'s rows after clipping every weight s_i to
-    100 times the median (:func:`~fastsvm._importance.heavy_threshold`; see "Sample
-    weights" in :class:`MarginSGDSVC`): exactly ``problem.step_weights`` where no
-    weight is that far above the median."""
-    weights = problem.weights
-    clipped = np.minimum(weights, heavy_threshold(weights))
-    return step_weights(clipped, len(clipped), float(clipped.sum()))
+def _clipped_weights(weights):
+    """``weights`` with every weight clipped to 100 times their median
+    (:func:`~fastsvm._importance.heavy_threshold`; see "Sample weights" in
+    :class:`MarginSGDSVC`): the same array where no weight is that far above it."""
+    return np.minimum(weights, heavy_threshold(weights))
 
 
 class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
@@ -479,6 +476,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         """Choose (gamma, M) by validated passes (successive halving from ``tune_size``
         rows, or every candidate over all rows); the best pass over all rows is the model."""
         started = time.perf_counter()
+        problem = replace(problem, weights=_clipped_weights(problem.weights))
         rng = check_random_state(self.random_state)
         candidates = self._candidates(problem.kernel)
         if problem.kernel.on_gram:
@@ -612,7 +610,7 @@ class MarginSGDSVC(LinearKernelCoefMixin, BaseSVC):
         result, offsets, validation rows)."""
         X, X_sq, copies = data
         cap = np.inf if self.C is None else float(self.C)
-        weight, y_enc = _clipped_step_weights(problem), problem.y
+        weight, y_enc = problem.step_weights, problem.y
         order = draw_order(rows, sampling,
                            np.random.default_rng(rng.randint(np.iinfo(np.int32).max)))
         # the binary problems share the draws, so they share the out-of-bag rows
