@@ -370,6 +370,18 @@ class TrainingProblem:
             return np.array(self.X[rows, rows], dtype=np.float64)
         return self.kernel.diagonal(self.take(rows))
 
+    def pair(self, i, j):
+        """The binary problem of classes i (-1) and j (+1) on their rows alone: a one-vs-one
+        pair (see :mod:`fastsvm.multiclass`), its weights, and its kernel (gamma='scale'
+        resolved on all rows, as SVC resolves it).  Its ``rows`` index this problem's rows,
+        not the caller's."""
+        rows = np.flatnonzero((self.y == i) | (self.y == j))
+        X = self.X[np.ix_(rows, rows)] if self.kernel.name == "precomputed" else self.take(rows)
+        gram = None if self._gram is None else self._gram[np.ix_(rows, rows)]
+        class_weight = None if self.class_weight is None else self.class_weight[[i, j]]
+        return TrainingProblem(X, (self.y[rows] == j).astype(np.intp), self.classes[[i, j]],
+                               self.weights[rows], rows, self.kernel, class_weight, gram)
+
     def take(self, rows):
         """The training rows ``rows`` as stored (array, CSR rows or the caller's sequence)."""
         return _safe_indexing(self.X, rows)
@@ -696,9 +708,14 @@ class BaseSVC(ClassifierMixin, BaseEstimator):
         """Per-class scores from the binary models' decision values: SVC's votes and
         confidences for one-vs-one models, the values themselves for one-vs-rest."""
         n_classes = len(self.classes_)
-        if resolve_multi_class(getattr(self, "multi_class", "ovr"), n_classes) == "ovo":
+        if self._multi_class(n_classes) == "ovo":
             return ovo_scores(decision, n_classes)
         return decision
+
+    def _multi_class(self, n_classes):
+        """How a fit on ``n_classes`` > 2 classes splits them: 'ovo' or 'ovr' (the
+        ``multi_class`` parameter resolved; 'ovr' for an estimator without one)."""
+        return resolve_multi_class(getattr(self, "multi_class", "ovr"), n_classes)
 
     def predict(self, X):
         """Predicted class labels."""

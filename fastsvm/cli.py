@@ -178,9 +178,10 @@ def _add_estimator_options(train):
     common.add_argument("-j", "--n-jobs", type=int, dest="n_jobs", metavar="N",
                         help="threads for the binary problems of a multi-class fit")
     common.add_argument("--multi-class", choices=["auto", "ovo", "ovr"], dest="multi_class",
-                        help="more than two classes (budget, nystrom, margin-sgd): one model "
-                             "per pair of classes (ovo, as SVC) or per class against the rest "
-                             "(ovr); the default, auto, is ovo up to 30 classes")
+                        help="more than two classes (budget, nystrom, margin-sgd, pegasos): "
+                             "one model per pair of classes (ovo, as SVC) or per class against "
+                             "the rest (ovr); the default, auto, is ovo up to 30 classes "
+                             "(pegasos with the linear kernel: ovr, as LinearSVC)")
 
     budget = train.add_argument_group("budget (BudgetSVC)")
     budget.add_argument("-B", "--budget", type=int, dest="budget",

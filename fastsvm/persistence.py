@@ -69,9 +69,10 @@ usual extension is ``.npz``, but any name is accepted). Each entry is one
     ``float64``, shape ``(n_models,)``: the offset b of each binary model;
     ``n_models`` is 1 for two classes (positive class ``classes_[1]``), else
     ``n_classes`` (one-vs-rest, model ``k`` scores ``classes_[k]``), or for
-    a ``BudgetSVC``, ``NystromSVC`` or ``MarginSGDSVC`` with
-    ``multi_class='ovo'``, or 'auto' (the default) up to 30 classes (a file
-    without the parameter is one-vs-rest), ``n_classes (n_classes - 1) / 2``,
+    a ``BudgetSVC``, ``NystromSVC``, ``MarginSGDSVC`` or ``PegasosSVC`` with
+    ``multi_class='ovo'``, or 'auto' (the default) up to 30 classes (except
+    PegasosSVC's with ``kernel='linear'``; a file without the parameter is
+    one-vs-rest), ``n_classes (n_classes - 1) / 2``,
     one per pair of classes (i, j), i < j, in the order (0, 1), (0, 2),
     ..., positive for ``classes_[j]``; the class with most votes wins (see
     :func:`fastsvm.multiclass.ovo_scores`).
@@ -477,11 +478,15 @@ def _check_array(spec, value, dims, bounds, fail):
     return value
 
 
-def _n_models(params, n_classes):
-    """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for a NystromSVC,
-    BudgetSVC or MarginSGDSVC with ``multi_class='ovo'`` ('auto': up to 30 classes), else
-    one-vs-rest (see :mod:`fastsvm.multiclass`)."""
-    return n_binary_models(n_classes, params.get("multi_class", "ovr"))
+def _n_models(name, params, n_classes):
+    """Binary models of a fit on ``n_classes`` classes: one-vs-one pairs for an estimator
+    with ``multi_class='ovo'`` ('auto': up to 30 classes, except PegasosSVC's with
+    ``kernel='linear'``), else one-vs-rest (see :mod:`fastsvm.multiclass`)."""
+    multi_class = params.get("multi_class", "ovr")
+    if name == "PegasosSVC":
+        from .bounds.estimator import pegasos_multi_class
+        multi_class = pegasos_multi_class(multi_class, params.get("kernel", "linear"))
+    return n_binary_models(n_classes, multi_class)
 
 
 def _shared_budget(params, n_classes, n_features):
@@ -502,7 +507,7 @@ def _dim_bounds(name, params, n_classes, n_features):
     million support vectors for a ``BudgetSVC(budget=100)``.
     """
     kernel = params.get("kernel", "linear")
-    n_models = _n_models(params, n_classes)
+    n_models = _n_models(name, params, n_classes)
     if name == "NystromSVC":
         m, reason = params["n_components"], f"n_components={params['n_components']}"
         if m == "auto":
@@ -536,7 +541,7 @@ def _check_model(name, params, arrays, fail):
     """Check the fitted arrays of one model for consistency; return them normalised."""
     classes = _check_classes(arrays["classes_"], fail)
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
-    n_models = _n_models(params, len(classes))
+    n_models = _n_models(name, params, len(classes))
     dims = {"n_models": n_models, "n_features": n_features, "n_classes": len(classes)}
     bounds = _dim_bounds(name, params, len(classes), n_features)
     out = {"classes_": classes, "n_features_in_": n_features}
@@ -1094,7 +1099,7 @@ def _read_arrays(archive, entries, version, name, params, fail):
     n_features = _check_count(arrays["n_features_in_"], "n_features_in_", fail)
     read("classes_", check_classes)
     n_classes = len(_check_classes(arrays["classes_"], fail))
-    n_models = _n_models(params, n_classes)
+    n_models = _n_models(name, params, n_classes)
     dims = {"n_models": n_models, "n_features": n_features, "n_classes": n_classes}
     bounds = _dim_bounds(name, params, n_classes, n_features)
 
@@ -1167,8 +1172,8 @@ def load_model(path):
             if est_name == "BudgetSVC":     # files from before shared budgets had none,
                 params.setdefault("shared_budget", False)   # and from before one-vs-one
                 params.setdefault("multi_class", "ovr")
-            if est_name in ("NystromSVC", "MarginSGDSVC"):  # files from before one-vs-one
-                params.setdefault("multi_class", "ovr")     # were one-vs-rest
+            if est_name in ("NystromSVC", "MarginSGDSVC", "PegasosSVC"):  # files from before
+                params.setdefault("multi_class", "ovr")     # one-vs-one were one-vs-rest
             if est_name == "MarginSGDSVC":  # files from before the cap were uncapped
                 params.setdefault("C", None)
             try:

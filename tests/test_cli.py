@@ -190,6 +190,14 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
         assert fitted.coef_.shape[0] == n_models
         assert main(["predict", "-q", str(data), str(nystrom), str(out_path)]) == 0
         assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]
+        pegasos = tmp_path / "pegasos.npz"
+        assert main(["train", "-q", "--solver", "pegasos", "-t", "rbf", "--max-iter", "300",
+                     "-s", "0", *options, str(data), str(pegasos)]) == 0
+        fitted = load_model(pegasos)
+        assert fitted.multi_class == (options[1] if options else "auto")
+        assert fitted._multi_class(3) == (options[1] if options else "ovo")
+        assert main(["predict", "-q", str(data), str(pegasos), str(out_path)]) == 0
+        assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]
 
 
 def test_separate_budgets_without_one_vs_rest_models_is_a_warning(train_file, tmp_path,

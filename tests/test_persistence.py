@@ -633,6 +633,39 @@ def test_margin_sgd_one_vs_one_files(tmp_path):
     np.testing.assert_array_equal(old.decision_function(X), clf.decision_function(X))
 
 
+@pytest.mark.parametrize("kernel, n_models", [("rbf", 6), ("linear", 4)])
+def test_pegasos_one_vs_one_files(kernel, n_models, tmp_path):
+    """A PegasosSVC of four classes saves its pairs ('auto' with a kernel) or its
+    one-vs-rest models ('auto' with the linear kernel), and loads them, predicting as
+    saved; a file without ``multi_class`` predates one-vs-one and loads one-vs-rest."""
+    X, y = make_blobs(300, centers=4, cluster_std=3.0, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    models = {}
+    for multi_class, n in (("auto", n_models), ("ovr", 4), ("ovo", 6)):
+        clf = PegasosSVC(kernel=kernel, multi_class=multi_class, max_iter=2000,
+                         random_state=0).fit(X, y)
+        path = tmp_path / f"{multi_class}.npz"
+        save_model(clf, path)
+        loaded = load_model(path)
+        assert loaded.multi_class == multi_class and len(loaded.intercept_) == n
+        if kernel == "linear":
+            np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+            np.testing.assert_array_equal(loaded.coef_, clf.coef_)
+        else:
+            _assert_same_model(clf, loaded, X)
+        models[multi_class] = clf
+    meta = _meta(tmp_path / "ovr.npz")
+    del meta["params"]["multi_class"]
+    old = load_model(_rewrite(tmp_path / "ovr.npz", tmp_path / "old.npz", meta=meta))
+    assert old.multi_class == "ovr"
+    np.testing.assert_array_equal(old.decision_function(X), models["ovr"].decision_function(X))
+    if kernel == "rbf":     # 6 models read as one-vs-rest: refused, not mis-scored
+        meta = _meta(tmp_path / "ovo.npz")
+        del meta["params"]["multi_class"]
+        with pytest.raises(ModelFormatError):
+            load_model(_rewrite(tmp_path / "ovo.npz", tmp_path / "bad.npz", meta=meta))
+
+
 def test_margin_sgd_with_margin_threshold_zero_round_trips(data, tmp_path):
     """M=0, the smallest margin threshold (M_ >= 0), is valid: its file saves and loads with
     M_ == 0.0, predicting as saved."""
