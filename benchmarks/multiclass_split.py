@@ -23,8 +23,9 @@ time (the whole test set), and the model size (support vectors or
 landmarks).  Before the timed fits each (set, model) is fitted once on 500
 rows, untimed, so the compiled kernels are loaded.
 
-Run ``python benchmarks/multiclass_split.py`` (about 15 minutes on two
-cores, 10 of them kernel PegasosSVC's); ``--smoke`` for a check in seconds (2,000 training rows, 1 seed).
+Run ``python benchmarks/multiclass_split.py`` (about 13 minutes on two
+cores, 9 of them kernel PegasosSVC's); ``--smoke`` for a check in seconds
+(2,000 training rows, 1 seed).
 Output: ``benchmarks/results/multiclass_split.{json,md,png}``.
 """
 

@@ -6,10 +6,11 @@ Two classes give one binary problem (+1 for ``classes[1]``, -1 for
 * one-vs-rest (``'ovr'``, every estimator): k problems, problem c
   separating class c (+1) from all others (-1) on every row; the class of
   the largest decision value wins (the sign, for two classes);
-* one-vs-one (``'ovo'``, BudgetSVC's, NystromSVC's and MarginSGDSVC's
-  default up to 30 classes, as SVC's): k (k - 1) / 2 problems, pair (i,
-  j), i < j, in the order (0, 1), (0, 2), ..., (k - 2, k - 1), separating
-  class j (+1) from class i (-1) on the rows of the two classes only.
+* one-vs-one (``'ovo'``, BudgetSVC's, NystromSVC's, MarginSGDSVC's and
+  kernel PegasosSVC's default up to 30 classes, as SVC's): k (k - 1) / 2
+  problems, pair (i, j), i < j, in the order (0, 1), (0, 2), ..., (k - 2,
+  k - 1), separating class j (+1) from class i (-1) on the rows of the two
+  classes only.
   :func:`ovo_scores` turns their decision values into SVC's per-class
   scores, votes plus summed confidences; the class with most votes wins.
 
@@ -25,12 +26,12 @@ from functools import partial
 import numpy as np
 
 MULTI_CLASS = ("ovo", "ovr")
-#: ``multi_class='auto'`` (BudgetSVC's, NystromSVC's and MarginSGDSVC's default) is 'ovo'
-#: up to AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the k (k - 1) / 2 pairs' models and their
-#: per-pair overhead outgrow the k one-vs-rest ones.  At 100 classes (2,000 rows) BudgetSVC's
-#: dense ``dual_coef_`` (pairs x all their vectors, each vector in one pair) took 5.4 GB and
-#: 20 s against one-vs-rest's 1.8 s, NystromSVC's 4,950 pairs 2.6 s against 0.36 s; at 200
-#: classes (20,000 rows) NystromSVC took 34 s.
+#: ``multi_class='auto'`` (the default of BudgetSVC, NystromSVC, MarginSGDSVC and kernel
+#: PegasosSVC) is 'ovo' up to AUTO_OVO_MAX_CLASSES classes and 'ovr' above: the k (k - 1) / 2
+#: pairs' models and their per-pair overhead outgrow the k one-vs-rest ones.  At 100 classes
+#: (2,000 rows) BudgetSVC's dense ``dual_coef_`` (pairs x all their vectors, each vector in one
+#: pair) took 5.4 GB and 20 s against one-vs-rest's 1.8 s, NystromSVC's 4,950 pairs 2.6 s
+#: against 0.36 s; at 200 classes (20,000 rows) NystromSVC took 34 s.
 AUTO_OVO_MAX_CLASSES = 30
 
 

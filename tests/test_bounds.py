@@ -979,38 +979,45 @@ def test_rbf_pegasos_multiclass_and_labels():
     assert hasattr(clf, "coef_") and not hasattr(clf, "dual_coef_")
 
 
-@pytest.mark.parametrize("kernel, gamma", [("rbf", 0.5), ("linear", "scale")])
-def test_pegasos_one_vs_one_pairs_are_binary_fits_on_their_two_classes(kernel, gamma):
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "precomputed"])
+def test_pegasos_one_vs_one_pairs_are_binary_fits_on_their_two_classes(kernel):
     """Each one-vs-one pair (i, j) is the binary PegasosSVC of classes i and j fitted on
-    their rows alone, with its own lambda = 1 / (C S_pair) and the pair's seed; the
-    default for a kernel (as SVC), not for the linear kernel (as LinearSVC)."""
+    their rows alone (a kernel matrix: its block of their rows), with its own
+    lambda = 1 / (C S_pair) and the pair's seed; the default for a kernel (as SVC), not
+    for the linear kernel (as LinearSVC)."""
     from sklearn.datasets import make_blobs
 
     X, y = make_blobs(240, n_features=3, centers=4, cluster_std=2.5, random_state=0)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     weights = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
-    params = dict(kernel=kernel, gamma=gamma, max_iter=700, multi_class="ovo")
+    gram = rbf_kernel(X, X, gamma=0.5)
+    data = gram if kernel == "precomputed" else X
+    params = dict(kernel=kernel, gamma=0.5, max_iter=700, multi_class="ovo")
     clf = PegasosSVC(random_state=np.random.RandomState(7), **params)
-    clf.fit(X, y, sample_weight=weights)
+    clf.fit(data, y, sample_weight=weights)
     assert len(clf.intercept_) == 6 and clf.n_iter_.tolist() == [700] * 6
     f = (X @ clf.coef_.T if kernel == "linear" else
-         rbf_kernel(X, clf.support_vectors_, gamma=gamma) @ clf.dual_coef_.T) + clf.intercept_
-    assert_allclose(clf.decision_function(X), ovo_scores(f, 4), rtol=1e-12)
+         gram[:, clf.support_] @ clf.dual_coef_.T) + clf.intercept_
+    assert_allclose(clf.decision_function(data), ovo_scores(f, 4), rtol=1e-10)
     for k, (i, j) in enumerate(ovo_pairs(4)):
         state = np.random.RandomState(7)
         state.randint(np.iinfo(np.int32).max, size=k)       # the seeds of the pairs before
-        rows = np.isin(y, [i, j])
-        pair = PegasosSVC(random_state=state, **params).fit(X[rows], y[rows],
-                                                            sample_weight=weights[rows])
-        assert_allclose(f[:, k], pair.decision_function(X), rtol=1e-10, atol=1e-12)
+        rows = np.flatnonzero(np.isin(y, [i, j]))
+        pair = PegasosSVC(random_state=state, **params)
+        if kernel == "precomputed":
+            pair.fit(gram[np.ix_(rows, rows)], y[rows], sample_weight=weights[rows])
+            assert_allclose(f[:, k], pair.decision_function(gram[:, rows]), rtol=1e-10,
+                            atol=1e-12)
+        else:
+            pair.fit(X[rows], y[rows], sample_weight=weights[rows])
+            assert_allclose(f[:, k], pair.decision_function(X), rtol=1e-10, atol=1e-12)
         for key in ("objective", "duality_gap", "margins_computed"):
             assert clf.training_info_[key][k] == pytest.approx(pair.training_info_[key][0],
                                                                rel=1e-9)
-        if kernel == "rbf":
-            assert_array_equal(clf.support_[clf.dual_coef_[k] != 0],
-                               np.flatnonzero(rows)[pair.support_])
-    default = PegasosSVC(kernel=kernel, random_state=0).fit(X, y)
-    assert len(default.intercept_) == (6 if kernel == "rbf" else 4)
+        if kernel != "linear":
+            assert_array_equal(clf.support_[clf.dual_coef_[k] != 0], rows[pair.support_])
+    default = PegasosSVC(kernel=kernel, random_state=0).fit(data, y)
+    assert len(default.intercept_) == (4 if kernel == "linear" else 6)
 
 
 def test_kernel_pegasos_one_vs_one_draws_each_pair_its_share_of_the_passes():

@@ -423,11 +423,11 @@ class PegasosSVC(BaseSVC):
     Speed: PegasosSVC is the paper's baseline, the method whose margin
     computations the bounds skip, and is not meant to be fast.  With
     ``kernel='rbf'`` and the other parameters at their defaults it fits
-    slower than ``SVC(C=1, gamma='scale')`` on 11 of the 12 sets of
-    ``benchmarks/defaults_vs_svc.py`` with at least 5,000 rows (on phishing
-    3.0 against 3.2 s): 2.0x SVC's time on 30,000 rows of a9a, 5.4x on
-    ijcnn1, 18x on usps (10 one-vs-rest models), 24x on dense_wide, with
-    test accuracy within 1 point of SVC's on all 13 of its sets.  For a fast
+    slower than ``SVC(C=1, gamma='scale')`` on the 12 sets of
+    ``benchmarks/defaults_vs_svc.py`` with at least 5,000 rows: 1.5x SVC's
+    time on 30,000 rows of a9a, 1.6x on phishing, 5.4x on ijcnn1, 4.9x on
+    usps (45 one-vs-one pairs), 16x on dense_wide, with test accuracy within
+    1 point of SVC's on all 13 of its sets.  For a fast
     kernel SVM use :class:`fastsvm.BudgetSVC` or :class:`fastsvm.NystromSVC`.
 
     Batch size.  A step pays its points' margins whatever the batch: n_SV
@@ -471,13 +471,12 @@ class PegasosSVC(BaseSVC):
     (``make_gaussian_quantiles``, 6 dimensions and 6 noise features, 4,900
     training rows, seed 0) it scored 75.8 % where SVC scores 91.4 %, as
     ``OneVsRestClassifier(SVC())`` does (12-17 points below SVC over data
-    seeds 0-2); one-vs-one scores 91.7 %.  One-vs-one against one-vs-rest at
-    the defaults (seed 0): the generated 5-class set of
-    ``benchmarks/_generated.py`` 89.6 % against 89.0 % (SVC 89.4 %) in 1.8
-    against 5.3 s, usps 94.6 % in 16.5 against 46.5 s (SVC 94.7 %), 26
-    letter-like classes 89.6 % against 88.7 % (SVC 90.5 %) in 21 against 41
-    s; scikit-learn's iris, wine and digits (standardised, 2 x 5-fold CV)
-    within 0.33 points of one-vs-rest and of SVC.
+    seeds 0-2); one-vs-one scores 91.7 %.  At the defaults, seeds 0-2
+    (``benchmarks/multiclass_split.py``), one-vs-one was as accurate as
+    one-vs-rest or more on its five sets of up to 26 classes (by 0.15 to
+    0.95 points; usps 94.69 % against 94.54 %, SVC 94.72 %) and 2.6-3.6
+    times faster on all six (usps 15.8 against 45.5 s); on 40 classes,
+    where 'auto' is one-vs-rest, one-vs-rest was a point ahead.
 
     Averaging.  The last iterate follows the last draws: with small lambda
     (large C, many rows) its steps 1/(lambda t) stay large, and it is
@@ -713,7 +712,7 @@ class PegasosSVC(BaseSVC):
                   "intercept_": np.concatenate([f["intercept_"] for f in fits])}
         if "coef_" in fits[0]:
             fitted["coef_"] = np.vstack([f["coef_"] for f in fits])
-        else:   # a pair's support_ are rows of this problem (its problem's rows are)
+        else:   # a pair's support_ index this problem's rows (see TrainingProblem.pair)
             support = np.unique(np.concatenate([f["support_"] for f in fits]))
             dual_coef = np.zeros((len(pairs), len(support)))
             for m, f in enumerate(fits):
