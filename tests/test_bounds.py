@@ -1016,8 +1016,10 @@ def test_pegasos_one_vs_one_pairs_are_binary_fits_on_their_two_classes(kernel):
                                                                rel=1e-9)
         if kernel != "linear":
             assert_array_equal(clf.support_[clf.dual_coef_[k] != 0], rows[pair.support_])
+    assert clf.training_info_["multi_class"] == "ovo"
     default = PegasosSVC(kernel=kernel, random_state=0).fit(data, y)
     assert len(default.intercept_) == (4 if kernel == "linear" else 6)
+    assert default.training_info_["multi_class"] == ("ovr" if kernel == "linear" else "ovo")
 
 
 def test_kernel_pegasos_one_vs_one_draws_each_pair_its_share_of_the_passes():

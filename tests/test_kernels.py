@@ -22,9 +22,10 @@ KERNEL_ESTIMATORS = {
     "budget": lambda **kw: BudgetSVC(**{"budget": 60, "maintenance": "remove",
                                         "random_state": 0, **kw}),
     "nystrom": lambda **kw: NystromSVC(**{"n_components": 40, "random_state": 0, **kw}),
-    # one batch size for every kernel ('auto' is 100 for 'linear', 1 for the others)
-    "pegasos": lambda **kw: PegasosSVC(**{"batch_size": 100, "max_iter": 300, "random_state": 0,
-                                          **kw}),
+    # one batch size and one split for every kernel ('auto' splits the linear kernel
+    # one-vs-rest, as LinearSVC, and the others one-vs-one, as SVC)
+    "pegasos": lambda **kw: PegasosSVC(**{"batch_size": 100, "max_iter": 300,
+                                          "multi_class": "ovo", "random_state": 0, **kw}),
     "margin-sgd": lambda **kw: MarginSGDSVC(**{"M": 1.0, "random_state": 0, **kw}),
 }
 KERNEL_PARAMS = {
@@ -105,7 +106,7 @@ def test_primal_and_kernel_pegasos_agree(data):
     """PegasosSVC(kernel='linear') updates w, kernel='precomputed' its expansion: the same
     iterates on the same batches."""
     X, y = data
-    params = dict(batch_size=100, max_iter=300, random_state=0)
+    params = dict(batch_size=100, max_iter=300, multi_class="ovr", random_state=0)
     primal = PegasosSVC(**params).fit(X, y)
     dual = PegasosSVC(kernel="precomputed", **params).fit(X @ X.T, y)
     assert_allclose(dual.decision_function(X[:50] @ X.T), primal.decision_function(X[:50]),

@@ -621,7 +621,7 @@ class PegasosSVC(BaseSVC):
         (computing the stored margins), ``n_refreshes``, and
         ``examined_fraction``, all margins computed divided by T * batch_size;
         ``time_certificate_s`` (computing the three measures, included in)
-        ``time_fit_s``.
+        ``time_fit_s``; and ``multi_class``, the split used ('ovo' or 'ovr').
 
     Examples
     --------
@@ -684,10 +684,14 @@ class PegasosSVC(BaseSVC):
     def _fit(self, problem):
         """Mini-batch Pegasos (linear or kernel) on each binary problem: one-vs-rest models
         (or the one of two classes) together, one-vs-one pairs each on its own rows."""
-        if len(problem.classes) > 2 and self._multi_class(len(problem.classes)) == "ovo":
-            return self._fit_pairs(problem)
-        return self._fit_models(problem, random_seeds(self.random_state, problem.n_models),
-                                self._n_iter(problem.n_samples, problem.n_samples))
+        split = self._multi_class(len(problem.classes))
+        if len(problem.classes) > 2 and split == "ovo":
+            fitted = self._fit_pairs(problem)
+        else:
+            fitted = self._fit_models(problem, random_seeds(self.random_state, problem.n_models),
+                                      self._n_iter(problem.n_samples, problem.n_samples))
+        fitted["training_info_"]["multi_class"] = split
+        return fitted
 
     def _fit_pairs(self, problem):
         """One binary model per pair of classes (i, j), fitted as a binary PegasosSVC on the
