@@ -1022,6 +1022,24 @@ def test_pegasos_one_vs_one_pairs_are_binary_fits_on_their_two_classes(kernel):
     assert default.training_info_["multi_class"] == ("ovr" if kernel == "linear" else "ovo")
 
 
+def test_kernel_pegasos_one_vs_one_support_indexes_the_callers_rows():
+    """Rows of weight 0 are dropped before the pairs are formed, so a pair's support
+    vectors index its rows among the kept ones: ``support_`` maps them back to X's rows,
+    and the model is that of X without those rows."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(300, n_features=3, centers=4, cluster_std=2.0, random_state=1)
+    weights = np.ones(300)
+    weights[::3] = 0.0
+    params = dict(kernel="rbf", gamma=0.5, max_iter=2000, random_state=0)
+    clf = PegasosSVC(**params).fit(X, y, sample_weight=weights)
+    assert weights[clf.support_].min() == 1.0
+    assert_array_equal(clf.support_vectors_, X[clf.support_])
+    kept = PegasosSVC(**params).fit(X[weights > 0], y[weights > 0])
+    assert_array_equal(clf.support_, np.flatnonzero(weights > 0)[kept.support_])
+    assert_allclose(clf.decision_function(X), kept.decision_function(X), rtol=1e-12)
+
+
 def test_kernel_pegasos_one_vs_one_draws_each_pair_its_share_of_the_passes():
     """A pair makes as many passes over its rows as the whole problem's default T makes
     over all rows: 20, or 100,000 draws on all rows (each pair of 4 equal classes half of

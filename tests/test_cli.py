@@ -195,7 +195,7 @@ def test_multiclass_and_fractional_labels(tmp_path, capsys):
                      "-s", "0", *options, str(data), str(pegasos)]) == 0
         fitted = load_model(pegasos)
         assert fitted.multi_class == (options[1] if options else "auto")
-        assert fitted._multi_class(3) == (options[1] if options else "ovo")
+        assert fitted.training_info_["multi_class"] == (options[1] if options else "ovo")
         assert main(["predict", "-q", str(data), str(pegasos), str(out_path)]) == 0
         assert out_path.read_text().splitlines() == [format_label(v) for v in fitted.predict(X)]
 
