@@ -88,6 +88,12 @@ def _problem_rows(Phi, rows):
     return len(rows), np.asarray(rows, dtype=np.int64)
 
 
+def _heavy_from(weight, rows):
+    """c_heavy of the problem's rows (all rows if None): a violator above it takes the
+    importance-aware step of :mod:`fastsvm._importance`."""
+    return heavy_threshold(weight if rows is None else weight[rows])
+
+
 @dataclass
 class SolverResult:
     """What a solver returns: the weights and a record of the run."""
@@ -129,7 +135,7 @@ def _assg_stage(Phi, rows, y, weight, bias_feature, lam, w, eta, radius, steps, 
     w_avg = np.zeros_like(w)
     violations = 0
     n, rows = _problem_rows(Phi, rows)
-    heavy_from = heavy_threshold(weight if rows is None else weight[rows])
+    heavy_from = _heavy_from(weight, rows)
     for order in _orders(n, rows, steps, rng, progress):
         violations += _kernels.assg_steps(Phi, y, weight, heavy_from, bias_feature, order, lam,
                                           eta, center, radius, w, w_avg, 1.0 / steps)
@@ -218,7 +224,7 @@ def solve_pegasos(Phi, y, weight, bias_feature, lam, stage_steps, max_stages, to
     iterate.  Stages only mark where the stopping rule is checked.
     """
     n, rows = _problem_rows(Phi, rows)
-    heavy_from = heavy_threshold(weight if rows is None else weight[rows])
+    heavy_from = _heavy_from(weight, rows)
     w = np.zeros(Phi.shape[1] + 1)
     result = SolverResult(w, [primal_objective(Phi, y, weight, w, bias_feature, lam, rows)])
     t = 0
